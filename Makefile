@@ -1,0 +1,33 @@
+# The two commands a newcomer runs: `make demo` and `make test`.
+# Each creates .venv and installs what it needs on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test install clean notebooks
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -qq -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -qq -e '.[test]'
+	touch $(VENV)/.installed $@
+
+install: $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	$(BIN)/python -m autograder.demo
+
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q
+
+# Rebuild source/ and assignments/ from course/ and solutions/.
+notebooks: $(VENV)/.installed
+	$(BIN)/python -m autograder.build
+
+clean:
+	rm -rf $(VENV) build *.egg-info
