@@ -1,0 +1,56 @@
+"""attention_shapes(B, T_q, T_k, d, d_k, d_v) -> dict of shape tuples; ValueError on bad sizes."""
+from ..checks import Call, Check, Fail, Verdict, each, raised, returned
+from ..misconceptions import explain
+from ..wire import NpInt
+
+F = "attention_shapes"
+KEYS = ("X_q", "X_kv", "W_Q", "W_K", "W_V", "Q", "K", "V", "S", "A", "O")
+
+
+# The batch-shapes worked example of the notebook: B = 2, T = 5, d_model = 16, d_k = d_v = 8.
+EXAMPLE = {"X_q": (2, 5, 16), "X_kv": (2, 5, 16), "W_Q": (16, 8), "W_K": (16, 8), "W_V": (16, 8),
+           "Q": (2, 5, 8), "K": (2, 5, 8), "V": (2, 5, 8), "S": (2, 5, 5), "A": (2, 5, 5), "O": (2, 5, 8)}
+
+
+def _matches(sizes, example=None):
+    def judge(outcomes, ref):
+        got = returned(outcomes[0], F)
+        want = example or ref.solution(F)(*sizes)
+        if not isinstance(got, dict):
+            raise Fail(f"{F} should return a dict, not a {type(got).__name__}.")
+        if set(got) != set(KEYS):
+            missing, extra = set(KEYS) - set(got), set(got) - set(KEYS)
+            raise Fail(f"the dict's keys should be exactly {', '.join(KEYS)}"
+                       + (f"; missing {sorted(missing)}" if missing else "") + (f"; unexpected {sorted(extra)}" if extra else "") + ".")
+        wrong = [k for k in KEYS if not (isinstance(got[k], tuple) and all(type(n) is int for n in got[k]) and got[k] == want[k])]
+        if wrong:
+            lines = [f"  {k}: yours {got[k]!r}, expected {want[k]}" for k in wrong]
+            B, T_q, T_k = sizes[:3]
+            swapped = [k for k in wrong if isinstance(got[k], tuple) and len(got[k]) == 3
+                       and tuple(got[k]) == (want[k][0], T_k, T_q) and T_q != T_k]
+            mistake = "shape_tq_tk_swapped" if swapped else None
+            head = (explain(mistake) + "\n") if mistake else ""
+            types = " Every entry must be a tuple of Python ints." if any(not isinstance(got[k], tuple) for k in wrong) else ""
+            raise Fail(head + f"with B={B}, T_q={T_q}, T_k={T_k}, d={sizes[3]}, d_k={sizes[4]}, d_v={sizes[5]}:\n"
+                       + "\n".join(lines) + types, mistake)
+        return Verdict(True, "every shape is right.")
+    return judge
+
+
+def checks(rng):
+    visible = (2, 5, 5, 16, 8, 8)
+    B, T_q, T_k, d, d_k, d_v = (int(n) for n in rng.choice(range(2, 30), size=6, replace=False))
+    sizes = (B, T_q, T_k, d, d_k, d_v)
+    c_vis, c_rand = Call(F, visible), Call(F, sizes)
+    c_np = Call(F, tuple(NpInt(n) for n in sizes))
+    bad = [(0, 5, 5, 16, 8, 8), (2, -1, 5, 16, 8, 8), (2, 5, 5, 16, 2.5, 8), (True, 5, 5, 16, 8, 8), (2, 5, "3", 16, 8, 8)]
+    c_bad = tuple(Call(F, b) for b in bad)
+    why = ["when B is 0", "when T_q is negative", "when d_k is 2.5", "when B is True (a bool is not a size)", "when T_k is the string '3'"]
+    return [
+        Check(f"{F}: the batch-shapes example", 1, (c_vis,), _matches(visible, EXAMPLE), visible=True),
+        Check(f"{F}: cross-attention sizes", 2, (c_rand,), _matches(sizes)),
+        Check(f"{F}: accepts numpy integers", 1, (c_np,), _matches(sizes)),
+        Check(f"{F}: rejects sizes that are not positive integers", 1, c_bad,
+              each(*[lambda o, ref, w=w: (raised(o[0], F, "ValueError", w), Verdict(True, "ValueError raised."))[1]
+                     for w in why])),
+    ]

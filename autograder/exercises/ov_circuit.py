@@ -1,0 +1,31 @@
+"""ov_circuit(W_V, W_O) -> W_V @ W_O, (d, d)."""
+import numpy as np
+
+from ..checks import Call, Check, Verdict, expect_close, matches_reference, returned
+
+F = "ov_circuit"
+
+
+def _moves_like_head(call, X):
+    W_V, W_O = call.args
+
+    def judge(outcomes, ref):
+        W_OV = returned(outcomes[0], F)
+        # Attending fully to token x writes x W_V W_O: check that on a few tokens.
+        expect_close(X @ W_OV if hasattr(W_OV, "shape") and W_OV.shape == (X.shape[1],) * 2 else W_OV,
+                     (X @ W_V) @ W_O, F, "what the head writes, x @ W_OV", X)
+        return Verdict(True, "x @ W_OV is what the head writes for token x.")
+    return judge
+
+
+def checks(rng):
+    vis = np.random.default_rng(6)
+    c_vis = Call(F, (vis.standard_normal((5, 2)), vis.standard_normal((2, 5))))
+    c_ref = Call(F, (rng.standard_normal((8, 3)), rng.standard_normal((3, 8))))
+    c_32 = Call(F, (rng.standard_normal((6, 6)).astype(np.float32), rng.standard_normal((6, 6)).astype(np.float32)))
+    return [
+        Check(f"{F}: reproduces what a small head writes", 1, (c_vis,), _moves_like_head(c_vis, vis.standard_normal((4, 5))),
+              visible=True),
+        Check(f"{F}: matches the reference", 1, (c_ref,), matches_reference(c_ref)),
+        Check(f"{F}: square float32 projections", 1, (c_32,), matches_reference(c_32)),
+    ]

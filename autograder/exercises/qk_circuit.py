@@ -1,0 +1,31 @@
+"""qk_circuit(W_Q, W_K) -> W_Q @ W_K.T, (d, d)."""
+import numpy as np
+
+from ..checks import Call, Check, Verdict, expect_close, matches_reference, returned
+
+F = "qk_circuit"
+
+
+def _scores_agree(call, X):
+    W_Q, W_K = call.args
+
+    def judge(outcomes, ref):
+        W_QK = returned(outcomes[0], F)
+        # x_i W_QK x_j^T must equal q_i . k_j for every pair: a check that needs no reference.
+        expect_close(X @ W_QK @ X.T if hasattr(W_QK, "shape") and W_QK.shape == (X.shape[1],) * 2 else W_QK,
+                     (X @ W_Q) @ (X @ W_K).T, F, "scores x_i W_QK x_j^T", X)
+        return Verdict(True, "x_i W_QK x_j^T reproduces every score q_i · k_j.")
+    return judge
+
+
+def checks(rng):
+    vis = np.random.default_rng(5)
+    c_vis = Call(F, (vis.standard_normal((5, 2)), vis.standard_normal((5, 2))))
+    c_ref = Call(F, (rng.standard_normal((8, 3)), rng.standard_normal((8, 3))))
+    c_32 = Call(F, (rng.standard_normal((6, 6)).astype(np.float32), rng.standard_normal((6, 6)).astype(np.float32)))
+    return [
+        Check(f"{F}: reproduces the scores of a small head", 1, (c_vis,), _scores_agree(c_vis, vis.standard_normal((4, 5))),
+              visible=True),
+        Check(f"{F}: matches the reference", 1, (c_ref,), matches_reference(c_ref)),
+        Check(f"{F}: square float32 projections", 1, (c_32,), matches_reference(c_32)),
+    ]

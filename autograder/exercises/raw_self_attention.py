@@ -1,0 +1,39 @@
+"""raw_self_attention(X): queries, keys and values are all X; unscaled scores."""
+import numpy as np
+
+from ..checks import (Call, Check, Fail, Verdict, as_array, expect_close, first_of, matches_reference, parts,
+                      returned, unchanged_inputs)
+
+F = "raw_self_attention"
+RIVER_BANK = np.array([[0.0, 0.0, 0.0, 1.0], [0.9, 0.0, 0.3, 0.0], [0.3, 0.3, 0.9, 0.0]])
+RIVER_BANK_WEIGHTS = np.array([[0.576, 0.212, 0.212], [0.193, 0.475, 0.332], [0.185, 0.317, 0.498]])
+
+
+def _river_bank(outcomes, ref):
+    out, weights = parts(returned(outcomes[0], F), 2, F, "out, weights")
+    weights, out = as_array(weights, F, "weights"), as_array(out, F, "out")
+    if weights.shape != (3, 3) or out.shape != (3, 4):
+        raise Fail(f"for X of shape (3, 4) expected out (3, 4) and weights (3, 3); got {out.shape} and {weights.shape}.")
+    expect_close(weights, RIVER_BANK_WEIGHTS, F, "river-bank weights", atol=5e-4)  # the table has 3 decimals
+    expect_close(out, weights @ RIVER_BANK, F, "out (should be weights @ X)", RIVER_BANK)
+    return Verdict(True, "the river-bank weights match the worked example.")
+
+
+def checks(rng):
+    c_bank = Call(F, (RIVER_BANK,))
+    X = rng.standard_normal((6, 5)) * 0.6
+    X32 = (rng.standard_normal((5, 8)) * 0.5).astype(np.float32)
+    c_x, c_32 = Call(F, (X,)), Call(F, (X32,))
+    c_one = Call(F, (rng.standard_normal((1, 4)),))
+    c_big = Call(F, (rng.standard_normal((4, 6)) * 40,))
+    weights = first_of(1)
+    return [
+        Check("raw_self_attention: the river-bank example", 2, (c_bank,), _river_bank, visible=True),
+        Check("raw_self_attention: weights match the reference", 2, (c_x,),
+              matches_reference(c_x, weights, "weights", heatmap=lambda w: w)),
+        Check("raw_self_attention: output matches the reference", 1, (c_x,), matches_reference(c_x, first_of(0), "out")),
+        Check("raw_self_attention: float32 input", 1, (c_32,), matches_reference(c_32, first_of(0), "out")),
+        Check("raw_self_attention: a single token", 1, (c_one,), matches_reference(c_one, first_of(0), "out")),
+        Check("raw_self_attention: large embeddings stay finite", 1, (c_big,), matches_reference(c_big, weights, "weights")),
+        Check("raw_self_attention: leaves its input unchanged", 1, (c_x,), lambda o, ref: unchanged_inputs(o, F)),
+    ]

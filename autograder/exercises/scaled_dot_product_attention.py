@@ -1,0 +1,81 @@
+"""scaled_dot_product_attention(Q, K, V, mask=None, scale=None) -> (out, weights)."""
+import numpy as np
+
+from ..checks import (Call, Check, Fail, Verdict, as_array, expect_close, first_of, matches_reference, parts,
+                      returned, unchanged_inputs)
+
+F = "scaled_dot_product_attention"
+NEG = -np.inf
+
+
+def _attention(outcome):
+    out, weights = parts(returned(outcome, F), 2, F, "out, weights")
+    return as_array(out, F, "out"), as_array(weights, F, "weights")
+
+
+def _warm_jacket(outcomes, ref):
+    out, weights = _attention(outcomes[0])
+    expect_close(weights, np.array([[0.119, 0.881]]), F, "weights for warm's query", atol=5e-4)
+    expect_close(out, np.array([[0.119, 0.881]]), F, "output for warm's query", atol=5e-4)
+    return Verdict(True, "warm attends 0.12 / 0.88 to itself and jacket, as in the worked example.")
+
+
+def _cat_sat(outcomes, ref):
+    out, weights = _attention(outcomes[0])
+    expect_close(weights[2], np.array([0.140, 0.284, 0.576]), F, "weights of row 3", atol=5e-4)
+    expect_close(out[2], np.array([1.284, 0.564]), F, "output of row 3", atol=5e-4)
+    expect_close(weights[0], np.array([1.0, 0.0, 0.0]), F, "weights of row 1 (masked)", atol=1e-9)
+    return Verdict(True, "the causal 'cat sat' head matches the worked example.")
+
+
+def _shapes(call):
+    Q, K, V = call.args[:3]
+
+    def judge(outcomes, ref):
+        out, weights = _attention(outcomes[0])
+        want_w, want_o = Q.shape[:-1] + K.shape[-2:-1], Q.shape[:-1] + V.shape[-1:]
+        if weights.shape != want_w or out.shape != want_o:
+            raise Fail(f"with Q {Q.shape}, K {K.shape}, V {V.shape} expected weights {want_w} and "
+                       f"out {want_o}; got {weights.shape} and {out.shape}.",
+                       "shape_tq_tk_swapped" if weights.shape == want_w[:-2] + want_w[:-3:-1] else None)
+        if not np.allclose(weights.sum(-1), 1.0, atol=1e-5):
+            raise Fail("each row of weights should sum to 1 over the keys (the last axis).", "softmax_wrong_axis"
+                       if np.allclose(weights.sum(-2), 1.0, atol=1e-5) else None)
+        return Verdict(True, "shapes are right and every row of weights sums to 1.")
+    return judge
+
+
+def checks(rng):
+    c_warm = Call(F, (np.array([[0.0, 2.0]]), np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[1.0, 0.0], [0.0, 1.0]])),
+                  {"scale": 1.0})
+    Q3 = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
+    K3 = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]])
+    V3 = np.array([[1.0, 2.0], [2.0, 1.0], [1.0, 0.0]])
+    mask3 = np.triu(np.full((3, 3), NEG), k=1)
+    c_cat = Call(F, (Q3, K3, V3), {"mask": mask3})
+    vis = np.random.default_rng(7)
+    c_shape = Call(F, (vis.standard_normal((2, 3, 4)), vis.standard_normal((2, 5, 4)), vis.standard_normal((2, 5, 6))))
+
+    B, H, T, d_k, d_v = 2, 3, 6, 16, 5
+    args = (rng.standard_normal((B, H, T, d_k)), rng.standard_normal((B, H, T, d_k)), rng.standard_normal((B, H, T, d_v)))
+    c_plain = Call(F, args)
+    c_masked = Call(F, args, {"mask": np.triu(np.full((T, T), NEG), k=1)})
+    c_scale = Call(F, args, {"scale": 0.05})
+    T_q, T_k = 4, 7
+    c_cross = Call(F, tuple(a.astype(np.float32) for a in (
+        rng.standard_normal((2, T_q, 8)), rng.standard_normal((2, T_k, 8)), rng.standard_normal((2, T_k, 3)))))
+    c_big = Call(F, (rng.standard_normal((3, 4)) * 300, rng.standard_normal((5, 4)) * 300, rng.standard_normal((5, 2))))
+    weights, out = first_of(1), first_of(0)
+    heat = lambda w: w[0, 0]  # noqa: E731 - first batch, first head
+    return [
+        Check(f"{F}: warm jacket", 1, (c_warm,), _warm_jacket, visible=True),
+        Check(f"{F}: the causal cat sat", 1, (c_cat,), _cat_sat, visible=True),
+        Check(f"{F}: shapes with a batch and T_q != T_k", 1, (c_shape,), _shapes(c_shape), visible=True),
+        Check(f"{F}: weights match the reference", 2, (c_plain,), matches_reference(c_plain, weights, "weights", heat)),
+        Check(f"{F}: output matches the reference", 1, (c_plain,), matches_reference(c_plain, out, "out")),
+        Check(f"{F}: the causal mask is applied", 2, (c_masked,), matches_reference(c_masked, weights, "weights", heat)),
+        Check(f"{F}: an explicit scale is used", 1, (c_scale,), matches_reference(c_scale, weights, "weights")),
+        Check(f"{F}: float32 cross-attention (T_q != T_k, d_k != d_v)", 1, (c_cross,), matches_reference(c_cross, out, "out")),
+        Check(f"{F}: large scores stay finite", 1, (c_big,), matches_reference(c_big, weights, "weights")),
+        Check(f"{F}: leaves its inputs unchanged", 1, (c_masked,), lambda o, ref: unchanged_inputs(o, F)),
+    ]

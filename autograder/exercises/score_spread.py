@@ -1,0 +1,70 @@
+"""score_spread(d, n_rows, n_keys, rng): checked statistically, since the draws are free."""
+import numpy as np
+
+from ..checks import Call, Check, Fail, Verdict, each, returned
+from ..misconceptions import explain
+from ..wire import Rng
+
+F = "score_spread"
+# Mean top softmax weight with 8 keys (CONTRACTS.md), unscaled and scaled by 1/sqrt(d).
+TOP = {4: (0.52, 0.34), 16: (0.75, 0.36), 64: (0.88, 0.36), 256: (0.94, 0.37)}
+TOL = 0.03  # 2000 rows put the mean's standard error near 0.005
+
+
+def _three_floats(outcome):
+    value = returned(outcome, F)
+    if not (isinstance(value, (tuple, list)) and len(value) == 3):
+        raise Fail("score_spread should return three floats: (std, top_unscaled, top_scaled).")
+    try:
+        return tuple(float(v) for v in value)
+    except (TypeError, ValueError):
+        raise Fail("score_spread should return three floats: (std, top_unscaled, top_scaled).") from None
+
+
+def _std(d):
+    def judge(outcomes, ref):
+        std, _, _ = _three_floats(outcomes[0])
+        if abs(std - np.sqrt(d)) > 0.06 * np.sqrt(d):
+            hint = " That is close to d: you may have returned the variance." if abs(std - d) < 0.1 * d else ""
+            raise Fail(f"at d = {d} the scores' standard deviation should be about sqrt(d) = "
+                       f"{np.sqrt(d):.3g}; yours is {std:.4g}.{hint}")
+        return Verdict(True, f"the scores spread like sqrt(d) at d = {d}.")
+    return judge
+
+
+def _top(d, scaled):
+    def judge(outcomes, ref):
+        values = _three_floats(outcomes[0])
+        got, expected = values[2 if scaled else 1], TOP[d][1 if scaled else 0]
+        if abs(got - expected) <= TOL:
+            return Verdict(True, f"the mean top weight at d = {d} is right.")
+        name = "top_scaled" if scaled else "top_unscaled"
+        mistake = None
+        if scaled and ref is not None:
+            # The draws are free, so compare with each mistake on fresh draws, statistically.
+            for mistake_id, fn in ref.mistakes(F):
+                if abs(fn(d, 2000, 8, np.random.default_rng(d))[2] - got) <= TOL:
+                    mistake = mistake_id
+                    break
+        text = f"at d = {d} with 8 keys, {name} should be about {expected:.2f}; yours is {got:.3f}."
+        if mistake:
+            text = explain(mistake, func=F, d_k=d) + "\n" + text
+        raise Fail(text, mistake)
+    return judge
+
+
+def checks(rng):
+    seeds = rng.integers(0, 2**31, size=4)
+    calls = {d: Call(F, (d, 2000, 8, Rng(int(s)))) for d, s in zip((4, 16, 64, 256), seeds)}
+    c_visible = Call(F, (16, 2000, 8, Rng(16)))
+    return [
+        Check("score_spread: std of scores at d = 16 is about 4", 1, (c_visible,), _std(16), visible=True),
+        Check("score_spread: top weights at d = 16", 1, (c_visible,),
+              lambda o, ref: each(_top(16, False), _top(16, True))(o + o, ref), visible=True),
+        Check("score_spread: std of scores grows like sqrt(d)", 1, (calls[4], calls[256]),
+              each(_std(4), _std(256))),
+        Check("score_spread: unscaled softmax gets peakier with d", 1, (calls[4], calls[64]),
+              each(_top(4, False), _top(64, False))),
+        Check("score_spread: scaled softmax stays the same with d", 2, (calls[4], calls[256]),
+              each(_top(4, True), _top(256, True))),
+    ]

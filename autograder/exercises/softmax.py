@@ -1,0 +1,61 @@
+"""softmax(S, axis=-1): stable, rows sum to 1, -inf gets exactly 0."""
+import numpy as np
+
+from ..checks import (Call, Check, Fail, Verdict, as_array, each, expect_close, matches_reference, returned,
+                      unchanged_inputs)
+
+F = "softmax"
+
+
+def _sums_to_one(call):
+    def judge(outcomes, ref):
+        W = as_array(returned(outcomes[0], F), F)
+        S = call.args[0]
+        if W.shape != S.shape:
+            raise Fail(f"softmax should keep the shape {S.shape}, but returned {W.shape}.")
+        sums = W.sum(axis=-1)
+        if not np.allclose(sums, 1.0, atol=1e-6) or (W < 0).any():
+            hint = " Your columns sum to 1: normalise along axis=-1." if np.allclose(W.sum(0), 1, atol=1e-6) else ""
+            raise Fail(f"each row of softmax(S) should be non-negative and sum to 1; yours sum to "
+                       f"{np.round(sums, 3).tolist()}.{hint}", "softmax_wrong_axis" if hint else None)
+        return Verdict(True, "rows are non-negative and sum to 1.")
+    return judge
+
+
+def _known(call, expected, what):
+    def judge(outcomes, ref):
+        got = returned(outcomes[0], F)
+        arr = as_array(got, F)
+        if not np.isfinite(arr[np.isfinite(expected)]).all():
+            raise Fail("softmax returned nan or inf. Subtract each row's maximum before "
+                       "exponentiating: exp of a large score overflows.", "unstable_softmax")
+        expect_close(arr, expected, F, what, *call.args)
+        return Verdict(True, f"{what}: correct.")
+    return judge
+
+
+def checks(rng):
+    fixed = np.array([[1.0, 2.0, 3.0, 4.0], [0.0, 0.0, 0.0, 0.0], [-1.0, 5.0, 2.0, 0.5]])
+    big = np.array([[1e4, 0.0, -1e4], [1e4, 1e4, 0.0]])
+    neg_inf = np.array([[0.0, -np.inf, 0.0], [-np.inf, 2.0, -np.inf]])
+    c_fixed, c_big, c_inf = Call(F, (fixed,)), Call(F, (big,)), Call(F, (neg_inf,))
+    S = rng.standard_normal((6, 6)) * 3
+    S32 = (rng.standard_normal((2, 5, 7)) * 3).astype(np.float32)
+    S3 = rng.standard_normal((3, 4, 5)) * 2
+    c_rand, c_32 = Call(F, (S,)), Call(F, (S32,))
+    c_axis0, c_axis1 = Call(F, (S3,), {"axis": 0}), Call(F, (S3,), {"axis": 1})
+    c_huge = Call(F, (rng.standard_normal((4, 5)) * 5000,))
+    return [
+        Check("softmax: rows are non-negative and sum to 1", 1, (c_fixed,), _sums_to_one(c_fixed), visible=True),
+        Check("softmax: stays finite for scores of 1e4", 1, (c_big,),
+              _known(c_big, np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0]]), "weights for scores of ±1e4"), visible=True),
+        Check("softmax: -inf gets weight exactly 0", 1, (c_inf,),
+              _known(c_inf, np.array([[0.5, 0.0, 0.5], [0.0, 1.0, 0.0]]), "weights with -inf scores"), visible=True),
+        Check("softmax: matches the reference on random scores", 2, (c_rand,), matches_reference(c_rand)),
+        Check("softmax: works on float32 and batched input", 1, (c_32,), matches_reference(c_32)),
+        Check("softmax: honours the axis argument", 1, (c_axis0, c_axis1),
+              each(matches_reference(c_axis0, what="output with axis=0"), matches_reference(c_axis1, what="output with axis=1"))),
+        Check("softmax: stays finite for random scores in the thousands", 1, (c_huge,), matches_reference(c_huge)),
+        Check("softmax: leaves its input unchanged", 1, (c_rand, c_huge), lambda o, ref: unchanged_inputs(o, F)),
+    ]
+

@@ -1,0 +1,39 @@
+"""wired_attention(X, W_Q, W_K): separate queries and keys, scaled weights, raw values."""
+import numpy as np
+
+from ..checks import Call, Check, Verdict, expect_close, first_of, matches_reference, parts, returned, unchanged_inputs
+from .raw_self_attention import RIVER_BANK
+
+F = "wired_attention"
+W_Q = np.array([[0.0, 0.0], [0.0, 0.0], [2.0, 0.0], [0.0, 1.5]])
+W_K = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+SCORES = np.array([[0.0, 0.45, 1.35], [0.0, 0.54, 0.36], [0.0, 1.62, 1.08]])
+WEIGHTS = np.array([[0.201, 0.276, 0.522], [0.266, 0.390, 0.344], [0.159, 0.500, 0.341]])
+
+
+def _hand_wiring(outcomes, ref):
+    out, weights, scores = parts(returned(outcomes[0], F), 3, F, "out, weights, scores")
+    expect_close(scores, SCORES, F, "scores (unscaled Q @ K.T)", RIVER_BANK)
+    expect_close(weights, WEIGHTS, F, "weights", atol=5e-4)  # the table has 3 decimals
+    return Verdict(True, "the hand-wired river-bank scores and weights match the worked example.")
+
+
+def checks(rng):
+    c_bank = Call(F, (RIVER_BANK, W_Q, W_K))
+    d, d_k = 6, 3
+    X = rng.standard_normal((5, d))
+    c_x = Call(F, (X, rng.standard_normal((d, d_k)), rng.standard_normal((d, d_k))))
+    Xs = rng.standard_normal((4, d))
+    c_square = Call(F, (Xs, rng.standard_normal((d, d)), rng.standard_normal((d, d))))
+    X32 = rng.standard_normal((5, d)).astype(np.float32)
+    c_32 = Call(F, (X32, rng.standard_normal((d, 8)).astype(np.float32), rng.standard_normal((d, 8)).astype(np.float32)))
+    return [
+        Check("wired_attention: the hand-wired river-bank example", 2, (c_bank,), _hand_wiring, visible=True),
+        Check("wired_attention: scores match the reference", 1, (c_x,), matches_reference(c_x, first_of(2), "scores")),
+        Check("wired_attention: weights match the reference", 2, (c_x,),
+              matches_reference(c_x, first_of(1), "weights", heatmap=lambda w: w)),
+        Check("wired_attention: square projections", 1, (c_square,), matches_reference(c_square, first_of(1), "weights")),
+        Check("wired_attention: output blends the raw embeddings", 1, (c_x,), matches_reference(c_x, first_of(0), "out")),
+        Check("wired_attention: float32 input", 1, (c_32,), matches_reference(c_32, first_of(1), "weights")),
+        Check("wired_attention: leaves its inputs unchanged", 1, (c_x,), lambda o, ref: unchanged_inputs(o, F)),
+    ]

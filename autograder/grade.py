@@ -1,0 +1,89 @@
+"""One submission in, one Results out: load → sandboxed run → trusted judging."""
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import misconceptions, reference, submission
+from .assignments import exercise_module, exercises
+from .checks import Check, Verdict, run_judge
+from .results import Results, TestResult
+from .sandbox import DEFAULT_MEMORY, ExerciseRun, Sandbox
+
+DEFAULT_TIMEOUT = 10.0
+
+
+def seed_for(assignment: str, student: str) -> int:
+    """Reproducible for a student, different between students (outputs cannot be shared)."""
+    return int.from_bytes(hashlib.sha256(f"{assignment}/{student}".encode()).digest()[:8], "big")
+
+
+def plan(assignment: str, student: str) -> dict[str, list[Check]]:
+    """Every exercise's checks, with inputs drawn for this student."""
+    seed = seed_for(assignment, student)
+    return {name: exercise_module(name).checks(np.random.default_rng([seed, i]))
+            for i, name in enumerate(exercises(assignment))}
+
+
+def hidden_paths(*paths: str | Path) -> list[str]:
+    """What the sandbox must not see: the checkout, the solutions, and the given folders."""
+    here = Path(__file__).resolve().parent.parent
+    return [str(p) for p in {here, reference.solutions_dir(), *(Path(p).resolve() for p in paths)}]
+
+
+def grade(path: str | Path, assignment: str, *, sandbox: Sandbox, student: str | None = None,
+          timeout: float = DEFAULT_TIMEOUT, memory: int = DEFAULT_MEMORY) -> Results:
+    started = time.monotonic()
+    path = Path(path)
+    checks = plan(assignment, student or path.stem)
+    sub = submission.load(path)
+    jobs = [(name, [call.as_job() for check in cs for call in check.calls]) for name, cs in checks.items()]
+    if sub.cells:
+        run = sandbox.run(sub.cells, jobs, timeout, memory)
+        runs, problems, printed = run.exercises, sub.problems + run.cell_problems, run.output
+    else:
+        runs = {name: ExerciseRun("empty") for name in checks}
+        problems, printed = sub.problems or ["the submission has no code"], ""
+    ref = reference.load()
+    tests = []
+    for name, cs in checks.items():
+        tests += _judge_exercise(name, cs, runs[name], ref, timeout)
+    output = "\n".join(problems)
+    if printed.strip():
+        output += ("\n" if output else "") + "Your code printed (last lines):\n" + printed[-2000:]
+    return Results(
+        score=sum(t.score for t in tests), max_score=sum(t.max_score for t in tests),
+        execution_time=round(time.monotonic() - started, 4), output=output, tests=tests)
+
+
+def _judge_exercise(name: str, checks: list[Check], run: ExerciseRun, ref, timeout: float) -> list[TestResult]:
+    out, offset = [], 0
+    for check in checks:
+        n = len(check.calls)
+        if run.status == "ok" and len(run.outcomes) >= offset + n:
+            verdict = run_judge(check, run.outcomes[offset : offset + n], ref)
+        elif run.status == "timeout":
+            verdict = Verdict(False, misconceptions.explain("timeout", func=name, limit=timeout), "timeout")
+        elif run.status == "empty":
+            verdict = Verdict(False, "nothing in the submission could be run (see the problems above).")
+        else:
+            verdict = Verdict(False, f"running {name} {run.detail or 'failed'}; no result came back.", "crashed")
+        offset += n
+        out.append(to_test_result(name, check, verdict))
+    return out
+
+
+def to_test_result(exercise: str, check: Check, verdict: Verdict) -> TestResult:
+    tags = [f"exercise:{exercise}"] + ([f"misconception:{verdict.misconception}"] if verdict.misconception else [])
+    extra = {}
+    if verdict.heatmap is not None:
+        expected, got = verdict.heatmap
+        extra["heatmap"] = {"expected": np.round(np.asarray(expected, float), 4).tolist(),
+                            "got": np.nan_to_num(np.round(np.asarray(got, float), 4), nan=-1.0).tolist()}
+    return TestResult(
+        name=check.name, score=check.points if verdict.passed else 0, max_score=check.points,
+        status="passed" if verdict.passed else "failed", output=verdict.message,
+        visibility="visible" if check.visible else "after_due_date", tags=tags, extra_data=extra)

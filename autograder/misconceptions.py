@@ -1,0 +1,99 @@
+"""The catalogue of known mistakes (CONTRACTS.md), and finding which one a wrong answer made.
+
+Diagnosis is empirical: every mistake variant kept beside solutions/ (the right answer
+with one edit) runs on the same inputs as the student's code, in the grader's process;
+the first whose output matches the student's names the mistake.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+EXPLANATIONS = {
+    "scale_by_dk": (
+        "Your attention weights are too flat: the scores were divided by d_k{dk_num} instead of "
+        "sqrt(d_k){sqrt_num}. Dot products of d_k-wide vectors spread like sqrt(d_k), so dividing "
+        "by sqrt(d_k) brings them back to unit spread; dividing by d_k over-shrinks them and the "
+        "softmax comes out close to uniform."),
+    "missing_scale": (
+        "Your attention weights are too peaked: the scores were not scaled{scale_txt}. Scores of "
+        "d_k-wide vectors spread like sqrt(d_k), and a softmax of widely spread scores is "
+        "almost one-hot, which stalls training. Multiply the scores by the scale before the softmax."),
+    "softmax_wrong_axis": (
+        "The softmax normalised the wrong axis: your columns sum to 1 instead of your rows. "
+        "Each query (a row of the score matrix) shares its attention among the keys, so the "
+        "softmax runs over the key axis, the last one (axis=-1)."),
+    "unstable_softmax": (
+        "Your result contains nan or inf: exp() of a large score overflows. Subtract each "
+        "row's maximum before exponentiating; softmax does not change when every entry of "
+        "a row moves by the same amount, and then no exponent is above 0."),
+    "values_not_projected": (
+        "The output blends the wrong vectors: the weights were applied to the raw inputs (or "
+        "to the keys) instead of to the values V = X W_V. Keys decide *where* to look; values "
+        "are *what* gets handed over."),
+    "qkv_split_order": (
+        "The fused projection was split in the wrong order. W_qkv is [W_Q | W_K | W_V] side "
+        "by side, so the first third of the columns of X @ W_qkv are the queries, the second "
+        "the keys, the last the values."),
+    "weights_transposed": (
+        "A weight matrix was used transposed: with tokens as rows the projection is x @ W "
+        "(W has shape (d_in, d_out)), not W @ x or x @ W.T. This is the classic nn.Linear "
+        "porting bug: nn.Linear stores (out, in) and computes x @ W.T."),
+    "mask_wrong_direction": (
+        "The mask hides the wrong entries: a causal mask hides the future, key j > query i "
+        "(above the diagonal), and keeps the diagonal, since every token may look at itself."),
+    "missing_mask": (
+        "The mask was ignored: future positions still get weight. Add the mask to the "
+        "scores before the softmax, so -inf entries become weight exactly 0."),
+    "shape_tq_tk_swapped": (
+        "T_q and T_k are exchanged: the scores and weights have one row per query and one "
+        "column per key, (B, T_q, T_k), and the output has one row per query, (B, T_q, d_v)."),
+    "attends_to_self": (
+        "Your head attends to the current position instead of the previous one: query "
+        "position i must ask for the key at position i - 1."),
+    "not_implemented": (
+        "{func} still raises NotImplementedError: replace the `raise NotImplementedError()` "
+        "line in its cell with your code."),
+    "timeout": (
+        "{func} ran past the time limit{limit_txt}, so these checks could not finish. Look for "
+        "a loop that never ends, or one that runs over far more elements than it needs."),
+    "crashed": "",
+}
+
+
+def explain(mistake: str, **ctx) -> str:
+    """The explanation of a mistake, with the numbers of this input where they are known."""
+    dk = ctx.get("d_k")
+    fields = {
+        "func": ctx.get("func", "your function"),
+        "dk_num": f" = {dk}" if dk else "",
+        "sqrt_num": f" = {np.sqrt(dk):.3g}" if dk else "",
+        "scale_txt": f" by 1/sqrt(d_k) = 1/{np.sqrt(dk):.3g}" if dk else "",
+        "limit_txt": f" of {ctx['limit']:g} s" if ctx.get("limit") else "",
+    }
+    return EXPLANATIONS[mistake].format(**fields)
+
+
+def context(call) -> dict:
+    """Numbers an explanation can quote, read off a call's inputs."""
+    shapes = [a.shape for a in call.args if isinstance(a, np.ndarray)]
+    if call.func == "scaled_dot_product_attention" and len(shapes) >= 2:
+        return {"d_k": shapes[1][-1]}  # K (..., T_k, d_k)
+    if call.func in ("wired_attention", "attention_with_biases") and len(shapes) >= 3:
+        return {"d_k": shapes[2][-1]}  # W_K (d, d_k)
+    if call.func == "multi_head_attention":
+        return {"d_k": call.args[1].shape[-1] // int(call.args[5])}
+    return {}
+
+
+def diagnose(ref, call, got: np.ndarray, pick, atol: float, rtol: float) -> str | None:
+    """The id of the first known mistake whose output on ``call`` matches ``got``."""
+    for mistake, fn in ref.mistakes(call.func):
+        try:
+            with np.errstate(all="ignore"):
+                candidate = np.asarray(pick(fn(*call.args, **call.kwargs)))
+        except Exception:  # noqa: BLE001 - a variant may not apply to these shapes
+            continue
+        if candidate.shape == got.shape and np.allclose(
+                got.astype(np.float64), candidate.astype(np.float64), atol=atol, rtol=rtol, equal_nan=True):
+            return mistake
+    return None

@@ -1,0 +1,434 @@
+"""Run untrusted submission code in a child process, never in the grader's own.
+
+A *zygote* (``python -m autograder.sandbox``, a fresh interpreter that has never seen
+solutions/ or an expected value) imports numpy and the modules a submission may use,
+then, when run as root, moves itself into new mount and network namespaces where empty
+tmpfs mounts hide the checkout, the submissions and every temp folder. For each job it
+forks a child that starts its own session, takes rlimits (memory, processes, file size),
+drops to an unprivileged uid of its own, executes the submission's cells and calls the
+functions. The zygote watches every step against a wall-clock deadline and kills the
+child's whole process group (and, as root, every process of its uid) when it is done,
+over time or dead; then it starts a fresh child for the steps that remain, so a cell that
+hangs or an exercise that crashes costs only itself.
+
+Only plain data crosses back (see wire.py); comparisons happen in the grader.
+"""
+from __future__ import annotations
+
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import wire
+
+OUTPUT_LIMIT = 8_000  # characters of a submission's stdout/stderr kept for feedback
+RESULT_LIMIT = 256 << 20  # bytes one exercise may send back
+DEFAULT_MEMORY = 2 << 30
+SANDBOX_UID_BASE = 200_000  # far from real users: kill(-1) as this uid hits only its own
+
+# What a submission may import: imported by the zygote before it hides the disk and drops
+# privileges, since afterwards the interpreter's own files can be unreadable.
+PRELOAD = (
+    "abc array bisect cmath collections collections.abc contextlib copy dataclasses "
+    "decimal enum fractions functools heapq inspect itertools json math numbers operator "
+    "random re statistics string textwrap time timeit types typing warnings zipfile "
+    "numpy numpy.linalg numpy.random numpy.fft numpy.lib.stride_tricks numpy.testing"
+).split()
+
+
+@dataclass
+class ExerciseRun:
+    """What one exercise's calls produced in the sandbox."""
+    status: str  # "ok", "timeout" or "crashed"
+    outcomes: list = field(default_factory=list)  # one dict per call that finished
+    detail: str = ""  # why it timed out or crashed, in a sentence
+
+
+@dataclass
+class SandboxResult:
+    exercises: dict[str, ExerciseRun]
+    cell_problems: list[str]  # one line per cell that raised, hung or was skipped
+    output: str  # the submission's own stdout and stderr, truncated
+    seconds: float
+
+
+# ---------------------------------------------------------------- framing
+
+def _send(fd: int, kind: bytes, payload: bytes = b"") -> None:
+    data = kind + struct.pack(">Q", len(payload)) + payload
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+class _Reader:
+    """Reads (kind, payload) messages from a pipe, with a deadline per read."""
+
+    def __init__(self, fd: int, limit: int = RESULT_LIMIT):
+        self.fd, self.buf, self.limit, self.eof = fd, bytearray(), limit, False
+
+    def next(self, deadline: float):
+        while True:
+            if len(self.buf) >= 9:
+                (n,) = struct.unpack(">Q", self.buf[1:9])
+                if n > self.limit:
+                    raise ValueError("message too large")
+                if len(self.buf) >= 9 + n:
+                    kind, payload = bytes(self.buf[:1]), bytes(self.buf[9 : 9 + n])
+                    del self.buf[: 9 + n]
+                    return kind, payload
+            if self.eof:
+                return None, b""
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return "timeout", b""
+            ready, _, _ = select.select([self.fd], [], [], None if left == float("inf") else left)
+            if ready:
+                chunk = os.read(self.fd, 1 << 20)
+                if not chunk:
+                    self.eof = True
+                self.buf += chunk
+
+
+# ---------------------------------------------------------------- the child
+
+def _child(cells, exercises, start_exercise, skip, result_fd, workdir, uid, memory):
+    """Runs in the forked child: never returns."""
+    import resource
+
+    try:
+        os.setsid()
+        os.chdir(workdir)
+        out = os.open("output.txt", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a huge print fails, not kills
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16 << 20, 16 << 20))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if os.geteuid() == 0:
+            os.chown("output.txt", uid, uid)
+            resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+        os.environ.clear()
+        os.environ.update({"HOME": workdir, "TMPDIR": workdir, "PATH": "/usr/bin:/bin",
+                           "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
+        sys.stdout = open(1, "w", buffering=1, closefd=False)
+        sys.stderr = open(2, "w", buffering=1, closefd=False)
+        _run_submission(cells, exercises, start_exercise, skip, result_fd)
+    except BaseException:  # noqa: BLE001 - whatever happens, the child must not return
+        pass
+    os._exit(0)
+
+
+def _run_submission(cells, exercises, start_exercise, skip, result_fd):
+    import types
+
+    module = types.ModuleType("submission")
+    module.__dict__["display"] = print  # notebooks call display(); plain print will do
+    sys.modules["submission"] = module  # @dataclass looks its module up here
+    for i, code in enumerate(cells):
+        if i in skip:
+            continue
+        _send(result_fd, b"C", str(i).encode())
+        try:
+            exec(compile(code, f"<cell {i + 1}>", "exec"), module.__dict__)
+        except BaseException as e:  # noqa: BLE001 - sys.exit and Ctrl-C in a cell too
+            _send(result_fd, b"P", f"{i}:{_one_line(e)}".encode())
+    for k in range(start_exercise, len(exercises)):
+        name, calls = exercises[k]
+        _send(result_fd, b"E", str(k).encode())
+        outcomes = [call_one(module.__dict__.get(f), f, args, kwargs) for f, args, kwargs in calls]
+        _send(result_fd, b"R", wire.encode(outcomes))
+    _send(result_fd, b"D")
+
+
+def call_one(func, func_name, args, kwargs) -> dict:
+    """Call one function on fresh copies of the inputs; report its value or its error.
+
+    Runs on the untrusted side (and in a student's own kernel for self-checks).
+    """
+    import traceback
+
+    import numpy as np
+
+    if not callable(func):
+        return {"error": "NameError", "message": f"no function named {func_name} was defined"}
+    args, kwargs = wire.materialize(args), wire.materialize(kwargs)
+    before = [a.copy() for a in args if isinstance(a, np.ndarray)]
+    start = time.perf_counter()
+    try:
+        value = func(*args, **kwargs)
+    except BaseException as e:  # noqa: BLE001
+        tb = traceback.extract_tb(e.__traceback__)
+        where = next((f"{f.filename} line {f.lineno}" for f in reversed(tb)
+                      if f.filename.startswith("<cell")), "")
+        return {"error": type(e).__name__, "message": _one_line(e), "where": where}
+    seconds = time.perf_counter() - start
+    after = [a for a in args if isinstance(a, np.ndarray)]
+    modified = any(b.shape != a.shape or not np.array_equal(b, a, equal_nan=True)
+                   for b, a in zip(before, after))
+    return {"value": value, "modified_inputs": modified, "seconds": seconds}
+
+
+def _one_line(e: BaseException) -> str:
+    text = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    return " ".join(text.split())[:300]
+
+
+# ---------------------------------------------------------------- the zygote
+
+class _Zygote:
+    def __init__(self, index: int):
+        self.uid = SANDBOX_UID_BASE + (os.getpid() % 100_000)
+        self.root = os.geteuid() == 0
+        self.jobs = 0
+
+    def run(self, job: dict) -> dict:
+        cells, exercises = job["cells"], job["exercises"]
+        timeout, memory = float(job["timeout"]), int(job["memory"])
+        started = time.monotonic()
+        budget = started + timeout * (len(exercises) + 3)  # bounds a notebook of many hung cells
+        skip: set[int] = set()
+        problems: dict[int, str] = {}
+        results: dict[int, dict] = {}
+        output = ""
+        next_ex = 0
+        while next_ex < len(exercises):
+            if time.monotonic() > budget:
+                for k in range(next_ex, len(exercises)):
+                    results[k] = {"status": "timeout", "detail": "the submission as a whole ran past its time budget"}
+                break
+            self.jobs += 1
+            workdir = f"/tmp/sandbox-{os.getpid()}-{self.jobs}"
+            os.mkdir(workdir, 0o700)
+            if self.root:
+                os.chown(workdir, self.uid, self.uid)
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(r)
+                _child(cells, exercises, next_ex, skip, w, workdir, self.uid, memory)
+            os.close(w)
+            reader = _Reader(r)
+            step = None
+            deadline = time.monotonic() + timeout
+            while True:
+                kind, payload = reader.next(min(deadline, budget))
+                if kind == b"C":
+                    step, deadline = ("cell", int(payload)), time.monotonic() + timeout
+                elif kind == b"P":
+                    i, _, msg = payload.decode(errors="replace").partition(":")
+                    problems[int(i)] = f"cell {int(i) + 1} raised {msg}"
+                elif kind == b"E":
+                    step, deadline = ("exercise", int(payload)), time.monotonic() + timeout
+                elif kind == b"R" and step and step[0] == "exercise":
+                    results[step[1]] = {"status": "ok", "blob": payload}
+                    next_ex = step[1] + 1
+                    step = None
+                elif kind == b"D":
+                    next_ex = len(exercises)
+                    break
+                else:  # timeout, end of output, or a message out of protocol
+                    how = "timeout" if kind == "timeout" else "crashed"
+                    if step and step[0] == "cell":
+                        skip.add(step[1])
+                        problems[step[1]] = (
+                            f"cell {step[1] + 1} ran past the {timeout:g} s time limit and was skipped"
+                            if how == "timeout" else
+                            f"cell {step[1] + 1} ended the process (sys.exit, os._exit or a crash) and was skipped")
+                    elif step and step[0] == "exercise":
+                        results[step[1]] = {"status": how, "detail": (
+                            f"ran past the {timeout:g} s time limit" if how == "timeout"
+                            else "ended the process (os._exit, a crash, or it was killed for using too much memory)")}
+                        next_ex = step[1] + 1
+                    else:
+                        next_ex = len(exercises)  # the child died outside any step: nothing left to try
+                        for k in range(len(exercises)):
+                            results.setdefault(k, {"status": "crashed", "detail": "the sandbox process died"})
+                    break
+            self._kill(pid)
+            os.close(r)
+            output += self._collect_output(workdir)
+        return {
+            "exercises": {exercises[k][0]: results.get(k, {"status": "crashed", "detail": "did not run"})
+                          for k in range(len(exercises))},
+            "cell_problems": [problems[i] for i in sorted(problems)],
+            "output": output[-OUTPUT_LIMIT:],
+            "seconds": time.monotonic() - started,
+        }
+
+    def _kill(self, pid: int) -> None:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        if self.root:
+            # A process that called setsid() has left the group; as its uid, kill(-1)
+            # reaches every process that uid owns, and nothing else.
+            killer = os.fork()
+            if killer == 0:
+                try:
+                    os.setgid(self.uid)
+                    os.setuid(self.uid)
+                    for _ in range(3):
+                        try:
+                            os.kill(-1, signal.SIGKILL)
+                        except ProcessLookupError:
+                            break
+                finally:
+                    os._exit(0)
+            os.waitpid(killer, 0)
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+
+    @staticmethod
+    def _collect_output(workdir: str) -> str:
+        import shutil
+
+        try:
+            with open(os.path.join(workdir, "output.txt"), "rb") as f:
+                f.seek(0, 2)
+                size = f.tell()
+                f.seek(max(0, size - OUTPUT_LIMIT))
+                text = f.read().decode(errors="replace")
+        except OSError:
+            text = ""
+        shutil.rmtree(workdir, ignore_errors=True)
+        return text
+
+
+def _isolate(hide: list[str]) -> None:
+    """As root: new mount and network namespaces with the given folders emptied."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
+    MS_REC, MS_PRIVATE, MS_NOSUID, MS_NODEV = 1 << 14, 1 << 18, 2, 4
+    if libc.unshare(CLONE_NEWNS | CLONE_NEWNET) != 0:
+        raise OSError(ctypes.get_errno(), "unshare failed")
+    if libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        raise OSError(ctypes.get_errno(), "making mounts private failed")
+    for path in hide:
+        if os.path.isdir(path):
+            opts = b"size=256m,mode=1777" if path == "/tmp" else b"size=1m,mode=755"
+            if libc.mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts) != 0:
+                raise OSError(ctypes.get_errno(), f"hiding {path} failed")
+
+
+def serve() -> None:
+    """The zygote's main loop: a job frame in on stdin, a result frame out on stdout."""
+    import importlib
+
+    for name in PRELOAD:
+        importlib.import_module(name)
+    hide = sys.argv[1:]
+    isolated = False
+    if os.geteuid() == 0:
+        _isolate(hide)
+        isolated = True
+    stdin, stdout = sys.stdin.buffer.raw.fileno(), sys.stdout.buffer.raw.fileno()
+    _send(stdout, b"H", b"isolated" if isolated else b"plain")  # hello: ready
+    zygote = _Zygote(0)
+    reader = _Reader(stdin, limit=1 << 34)
+    while True:
+        kind, payload = reader.next(float("inf"))
+        if kind != b"J":
+            return
+        _send(stdout, b"R", wire.encode(zygote.run(wire.decode(payload))))
+
+
+# ---------------------------------------------------------------- the grader's side
+
+class Sandbox:
+    """The grader's handle on one zygote. Use as a context manager; not thread-safe."""
+
+    def __init__(self, hide: list[str] | None = None):
+        self.hide = sorted({str(Path(p).resolve()) for p in (hide or [])} | {"/tmp", "/var/tmp", "/dev/shm", "/home"})
+        self.proc: subprocess.Popen | None = None
+        self.isolated = False
+
+    def __enter__(self):
+        self._start()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _start(self) -> None:
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH")}
+        env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+                   PYTHONDONTWRITEBYTECODE="1")
+        src = str(Path(__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "") if env.get("PYTHONPATH") else src
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "autograder.sandbox", *self.hide],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if os.environ.get("AUTOGRADER_DEBUG") else subprocess.DEVNULL,
+            env=env, start_new_session=True,  # Ctrl-C in a terminal goes to the grader, not here
+        )
+        self._reader = _Reader(self.proc.stdout.fileno(), limit=1 << 34)
+        kind, payload = self._reader.next(time.monotonic() + 60)
+        if kind != b"H":
+            self.close()
+            raise RuntimeError("the sandbox process failed to start")
+        self.isolated = payload == b"isolated"
+
+    def close(self) -> None:
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+            self.proc.stdin.close()
+            self.proc.stdout.close()
+            self.proc = None
+
+    def run(self, cells: list[str], exercises: list[tuple[str, list]], timeout: float,
+            memory: int = DEFAULT_MEMORY) -> SandboxResult:
+        """Execute ``cells`` then, per exercise, its calls ``(func, args, kwargs)``."""
+        if self.proc is None:
+            self._start()
+        job = {"cells": list(cells), "exercises": [(n, [tuple(c) for c in calls]) for n, calls in exercises],
+               "timeout": timeout, "memory": memory}
+        try:
+            _send(self.proc.stdin.fileno(), b"J", wire.encode(job))
+            horizon = time.monotonic() + timeout * (len(exercises) + 3) * 2 + 30
+            kind, payload = self._reader.next(horizon)
+            if kind != b"R":
+                raise RuntimeError("no answer")
+            raw = wire.decode(payload)
+        except (OSError, RuntimeError, ValueError) as e:
+            self.close()  # the next run starts a fresh zygote
+            return SandboxResult(
+                {n: ExerciseRun("crashed", detail=f"the sandbox failed ({e})") for n, _ in exercises},
+                [], "", 0.0)
+        runs = {}
+        for name, r in raw["exercises"].items():
+            if r["status"] == "ok":
+                try:
+                    outcomes = wire.decode(r["blob"])
+                except Exception:  # noqa: BLE001 - untrusted bytes
+                    runs[name] = ExerciseRun("crashed", detail="sent back data the grader could not read")
+                    continue
+                runs[name] = ExerciseRun("ok", outcomes if isinstance(outcomes, list) else [])
+            else:
+                runs[name] = ExerciseRun(r["status"], detail=r.get("detail", ""))
+        return SandboxResult(runs, list(raw["cell_problems"]), raw["output"], raw["seconds"])
+
+
+if __name__ == "__main__":
+    serve()

@@ -1,0 +1,44 @@
+"""What a released notebook's check cells call: the visible checks, run on the student's
+own function in their own kernel. No reference is loaded here and none is needed: visible
+checks are worked examples and properties. The grader runs the same checks, with the
+same messages, in its sandbox."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import wire
+from .assignments import exercise_module
+from .checks import run_judge
+from .sandbox import call_one
+
+
+def run_visible(name: str, func) -> list[tuple[str, bool, str]]:
+    """(check name, passed, message) for each visible check of exercise ``name``."""
+    rows = []
+    for check in exercise_module(name).checks(np.random.default_rng(0)):
+        if not check.visible:
+            continue
+        # Through the wire, so a judge sees exactly the plain data it sees when grading.
+        outcomes = wire.decode(wire.encode([call_one(func, name, c.args, c.kwargs) for c in check.calls]))
+        verdict = run_judge(check, outcomes, None)
+        rows.append((check.name, verdict.passed, verdict.message, verdict.misconception))
+    return rows
+
+
+def check(name: str, func) -> None:
+    """Print which visible checks pass; raise NotImplementedError while ``func`` is a stub."""
+    rows = run_visible(name, func)
+    if rows and all(m == "not_implemented" for _, _, _, m in rows):
+        raise NotImplementedError(f"{name} is not implemented yet: replace the `raise NotImplementedError()` line.")
+    passed = sum(ok for _, ok, _, _ in rows)
+    mistakes = sorted({m for _, ok, _, m in rows if not ok and m})
+    summary = f"{passed}/{len(rows)} checks pass"
+    if mistakes:
+        summary += ": " + ", ".join(m.replace("_", " ") for m in mistakes)
+    print(summary)
+    for title, ok, message, _ in rows:
+        print(f"  {'PASS' if ok else 'FAIL'}  {title.split(': ', 1)[-1]}")
+        if not ok:
+            print("\n".join("        " + line for line in message.splitlines()))
+    if passed == len(rows):
+        print("More checks on random inputs decide the grade.")

@@ -1,0 +1,208 @@
+"""Build the nbgrader source notebooks in source/ from course/psN.py and solutions/.
+
+The templates are percent-format Python files. Each cell starts with a marker line:
+
+    # %% [markdown]             prose, read-only; lines keep their "# " prefix stripped
+    # %% [given]                code students run but do not edit (read-only)
+    # %%                        a plain code cell students may edit (demos, scratch)
+    # %% [solution] NAME        the stub cell for exercise NAME: signature and docstring
+                                from solutions/, the body between nbgrader's solution
+                                markers (the template body must be empty)
+    # %% [solution-given] NAME  an earlier assignment's answer, given whole and read-only
+    # %% [tests] NAME           the graded cell for NAME: visible self-checks, then the
+                                hidden call into the grader; points come from the
+                                exercise's own checks (template body must be empty)
+
+Answers are therefore written once, in solutions/; tests/test_notebooks.py fails when
+source/ differs from what this script builds. Run: python course/build.py [--release]
+(--release also regenerates assignments/ with nbgrader generate_assignment).
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import inspect
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from autograder.assignments import ASSIGNMENTS, exercise_points  # noqa: E402
+
+MARKER = re.compile(r"^# %%(?: \[(?P<kind>[\w-]+)\])?(?: (?P<name>\w+))?\s*$")
+KINDS_WITH_NAME = {"solution", "solution-given", "tests"}
+
+
+def parse_template(text: str) -> list[tuple[str, str | None, str]]:
+    """Split a percent-format template into (kind, name, body) triples."""
+    cells: list[tuple[str, str | None, list[str]]] = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        m = MARKER.match(line)
+        if m:
+            kind, name = m["kind"] or "code", m["name"]
+            if (kind in KINDS_WITH_NAME) != (name is not None):
+                raise ValueError(f"line {lineno}: '{line}' needs a name exactly for {sorted(KINDS_WITH_NAME)}")
+            cells.append((kind, name, []))
+        elif cells:
+            cells[-1][2].append(line)
+        elif line.strip():
+            raise ValueError(f"line {lineno}: text before the first '# %%' marker")
+    return [(kind, name, "\n".join(body).strip("\n")) for kind, name, body in cells]
+
+
+def markdown_text(body: str) -> str:
+    lines = []
+    for line in body.splitlines():
+        if line.startswith("# "):
+            lines.append(line[2:])
+        elif line.rstrip() == "#":
+            lines.append("")
+        else:
+            raise ValueError(f"markdown line does not start with '# ': {line!r}")
+    return "\n".join(lines)
+
+
+def solution_function(assignment: str, name: str):
+    for module in _solution_modules():
+        if hasattr(module, name):
+            return getattr(module, name)
+    raise KeyError(f"no reference solution named {name} (for {assignment})")
+
+
+def _solution_modules():
+    return [importlib.import_module(f"solutions.{a}") for a in ASSIGNMENTS]
+
+
+def stub_source(func) -> str:
+    """The function's signature and docstring, its body wrapped in solution markers."""
+    src = textwrap.dedent(inspect.getsource(func))
+    fn = ast.parse(src).body[0]
+    lines = src.splitlines()
+    first_body = fn.body[1] if ast.get_docstring(fn) else fn.body[0]
+    head = lines[: first_body.lineno - 1]
+    body = lines[first_body.lineno - 1 :]
+    return "\n".join(head + ["    ### BEGIN SOLUTION", *body, "    ### END SOLUTION"])
+
+
+def tests_source(assignment: str, name: str) -> str:
+    return "\n".join([
+        "# Run this cell to check your work: it prints which checks pass and why.",
+        "from autograder.selfcheck import check",
+        f"check({name!r}, {name})",
+        "### BEGIN HIDDEN TESTS",
+        "from autograder.nbgrader_bridge import score",
+        f"score({assignment!r}, {name!r})",
+        "### END HIDDEN TESTS",
+    ])
+
+
+def nbgrader_meta(grade_id: str, *, grade=False, solution=False, locked=False, points=None) -> dict:
+    meta = {"grade": grade, "grade_id": grade_id, "locked": locked,
+            "schema_version": 3, "solution": solution, "task": False}
+    if points is not None:
+        meta["points"] = points
+    return {"nbgrader": meta}
+
+
+def build_notebook(assignment: str, template: str) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata = {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+    }
+    counts: dict[str, int] = {}
+
+    def next_id(prefix: str) -> str:
+        counts[prefix] = counts.get(prefix, 0) + 1
+        return f"{prefix}_{counts[prefix]}"
+
+    for kind, name, body in parse_template(template):
+        if kind in {"solution", "tests"} and body.strip():
+            raise ValueError(f"[{kind}] {name}: the body is generated; leave it empty")
+        if kind == "markdown":
+            cell = nbformat.v4.new_markdown_cell(markdown_text(body))
+            cell.metadata = nbgrader_meta(next_id("text"), locked=True)
+        elif kind == "given":
+            cell = nbformat.v4.new_code_cell(body)
+            cell.metadata = nbgrader_meta(next_id("given"), locked=True)
+        elif kind == "code":
+            cell = nbformat.v4.new_code_cell(body)
+        elif kind == "solution":
+            cell = nbformat.v4.new_code_cell(stub_source(solution_function(assignment, name)))
+            cell.metadata = nbgrader_meta(f"{name}_code", solution=True)
+        elif kind == "solution-given":
+            src = textwrap.dedent(inspect.getsource(solution_function(assignment, name))).strip()
+            cell = nbformat.v4.new_code_cell(src)
+            cell.metadata = nbgrader_meta(f"given_{name}", locked=True)
+        elif kind == "tests":
+            cell = nbformat.v4.new_code_cell(tests_source(assignment, name))
+            cell.metadata = nbgrader_meta(name, grade=True, locked=True,
+                                          points=exercise_points(name))
+        else:
+            raise ValueError(f"unknown cell kind [{kind}]")
+        nb.cells.append(cell)
+    for i, cell in enumerate(nb.cells):
+        cell.id = f"{assignment}-{i:03d}"  # stable ids: rebuilding gives identical files
+    _check_exercises_present(assignment, nb)
+    return nb
+
+
+def _check_exercises_present(assignment: str, nb) -> None:
+    ids = {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells}
+    for name in ASSIGNMENTS[assignment]:
+        for grade_id in (f"{name}_code", name):
+            if grade_id not in ids:
+                raise ValueError(f"{assignment}: no cell with grade_id {grade_id}")
+
+
+def notebook_text(assignment: str) -> str:
+    template = (ROOT / "course" / f"{assignment}.py").read_text()
+    return nbformat.writes(build_notebook(assignment, template)) + "\n"
+
+
+def build_sources(root: Path = ROOT) -> list[Path]:
+    written = []
+    for assignment in ASSIGNMENTS:
+        path = root / "source" / assignment / f"{assignment}.ipynb"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(notebook_text(assignment))
+        written.append(path)
+    return written
+
+
+def release(root: Path = ROOT) -> None:
+    """Regenerate assignments/ from source/ with nbgrader's own converter."""
+    # nbgrader runs the `alembic` script by name: put this interpreter's scripts on PATH.
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    with tempfile.TemporaryDirectory() as tmp:  # a throwaway gradebook: releasing records nothing
+        for assignment in ASSIGNMENTS:
+            subprocess.run(
+                [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force",
+                 "--log-level=WARN", f"--CourseDirectory.db_url=sqlite:///{tmp}/gradebook.db"],
+                cwd=root, check=True, env=env,
+            )
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--release", action="store_true", help="also regenerate assignments/")
+    args = parser.parse_args(argv)
+    for path in build_sources():
+        print(f"wrote {path.relative_to(ROOT)}")
+    if args.release:
+        release()
+        print("regenerated assignments/")
+
+
+if __name__ == "__main__":
+    main()
