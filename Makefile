@@ -20,14 +20,14 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 install: $(VENV)/.installed
 
 demo: $(VENV)/.installed
-	$(BIN)/python -m autograder.demo
+	$(BIN)/python examples/demo.py
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q
 
 # Rebuild source/ and assignments/ from course/ and solutions/.
 notebooks: $(VENV)/.installed
-	$(BIN)/python -m autograder.build
+	$(BIN)/python course/build.py --release
 
 clean:
 	rm -rf $(VENV) build *.egg-info

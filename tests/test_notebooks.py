@@ -1,0 +1,120 @@
+"""The course notebooks: built from solutions/, released by nbgrader, runnable in Jupyter."""
+import ast
+import importlib
+import inspect
+import shutil
+import sys
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from autograder.assignments import ASSIGNMENTS, exercise_points
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSIGNMENT_NAMES = tuple(ASSIGNMENTS)
+
+
+sys.path.insert(0, str(ROOT / "course"))
+import build  # noqa: E402  (course/build.py: the notebook builder)
+
+
+def execute(path):
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    return nb
+
+
+def grade_cells(nb):
+    return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells
+            if c.metadata.get("nbgrader", {}).get("grade")}
+
+
+def errors(cell):
+    return [o for o in cell.get("outputs", []) if o.output_type == "error"]
+
+
+@pytest.fixture(scope="module", params=ASSIGNMENT_NAMES)
+def executed_source(request):
+    return request.param, execute(ROOT / "source" / request.param / f"{request.param}.ipynb")
+
+
+@pytest.fixture(scope="module", params=ASSIGNMENT_NAMES)
+def executed_release(request):
+    return request.param, execute(ROOT / "assignments" / request.param / f"{request.param}.ipynb")
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENT_NAMES)
+def test_source_notebook_is_built_from_solutions(assignment):
+    on_disk = (ROOT / "source" / assignment / f"{assignment}.ipynb").read_text()
+    assert on_disk == build.notebook_text(assignment), "source/ is stale: run `make notebooks`"
+
+
+def test_released_notebooks_are_current(tmp_path):
+    shutil.copytree(ROOT / "source", tmp_path / "source")
+    shutil.copy(ROOT / "nbgrader_config.py", tmp_path)
+    build.release(tmp_path)
+    for assignment in ASSIGNMENT_NAMES:
+        fresh = nbformat.read(tmp_path / "assignments" / assignment / f"{assignment}.ipynb", as_version=4)
+        committed = nbformat.read(ROOT / "assignments" / assignment / f"{assignment}.ipynb", as_version=4)
+        assert fresh == committed, f"assignments/{assignment} is stale: run `make notebooks`"
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENT_NAMES)
+def test_every_exercise_has_a_stub_and_a_graded_cell(assignment):
+    nb = nbformat.read(ROOT / "source" / assignment / f"{assignment}.ipynb", as_version=4)
+    ids = {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells}
+    for name in ASSIGNMENTS[assignment]:
+        assert {name, f"{name}_code"} <= ids
+
+
+def test_source_notebook_earns_every_point(executed_source):
+    assignment, nb = executed_source
+    for grade_id, cell in grade_cells(nb).items():
+        assert not errors(cell), f"{grade_id}: {errors(cell)}"
+        result = [o for o in cell.outputs if o.output_type == "execute_result"]
+        assert float(result[0].data["text/plain"]) == exercise_points(grade_id)
+
+
+def test_source_notebook_has_no_errors_or_stderr(executed_source):
+    assignment, nb = executed_source
+    bad = [(i, o.get("ename") or o.get("text", "")[:80]) for i, c in enumerate(nb.cells) if c.cell_type == "code"
+           for o in c.outputs if o.output_type == "error" or (o.output_type == "stream" and o.name == "stderr")]
+    assert bad == []
+
+
+def test_released_notebook_raises_only_not_implemented_in_graded_cells(executed_release):
+    assignment, nb = executed_release
+    graded = set(grade_cells(nb))
+    raised = [(c.metadata.get("nbgrader", {}).get("grade_id"), o.ename) for c in nb.cells if c.cell_type == "code"
+              for o in errors(c)]
+    assert sorted(raised) == sorted((g, "NotImplementedError") for g in graded)
+
+
+def _solution_lines(assignment):
+    """Distinctive body lines of this assignment's reference functions and mistake variants."""
+    module, mistakes = importlib.import_module(f"solutions.{assignment}"), importlib.import_module("solutions.mistakes")
+    funcs = [getattr(module, n) for n in ASSIGNMENTS[assignment]]
+    funcs += [f for f in vars(mistakes).values() if inspect.isfunction(f)]
+    lines = set()
+    for f in funcs:
+        node = ast.parse(textwrap.dedent(inspect.getsource(f))).body[0]
+        body = node.body[1:] if ast.get_docstring(node) else node.body
+        for stmt in body:
+            line = ast.unparse(stmt).splitlines()[0]
+            if len(line) > 24 and not line.startswith(("for ", "if ", "return out")):
+                lines.add(line)
+    return lines
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENT_NAMES)
+def test_released_notebook_holds_no_answer_and_no_hidden_test(assignment):
+    nb = nbformat.read(ROOT / "assignments" / assignment / f"{assignment}.ipynb", as_version=4)
+    code = "\n".join(ast.unparse(ast.parse(c.source)) if c.cell_type == "code" else c.source for c in nb.cells
+                     if not c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("given_"))
+    assert "HIDDEN TESTS" not in code and "nbgrader_bridge" not in code and "BEGIN SOLUTION" not in code
+    leaked = [line for line in _solution_lines(assignment) if line in code]
+    assert leaked == []
