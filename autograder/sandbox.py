@@ -160,6 +160,7 @@ def call_one(func, func_name, args, kwargs) -> dict:
     Runs on the untrusted side (and in a student's own kernel for self-checks).
     """
     import traceback
+    import warnings
 
     import numpy as np
 
@@ -169,7 +170,10 @@ def call_one(func, func_name, args, kwargs) -> dict:
     before = [a.copy() for a in args if isinstance(a, np.ndarray)]
     start = time.perf_counter()
     try:
-        value = func(*args, **kwargs)
+        # Warnings would reach stderr, and nbgrader gives 0 to a cell that writes there.
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            value = func(*args, **kwargs)
     except BaseException as e:  # noqa: BLE001
         tb = traceback.extract_tb(e.__traceback__)
         where = next((f"{f.filename} line {f.lineno}" for f in reversed(tb)
