@@ -1,7 +1,7 @@
 """ov_circuit(W_V, W_O) -> W_V @ W_O, (d, d)."""
 import numpy as np
 
-from ..checks import Call, Check, Verdict, expect_close, matches_reference, returned
+from ..checks import Call, Check, Fail, Verdict, as_array, expect_close, matches_reference, returned
 
 F = "ov_circuit"
 
@@ -10,10 +10,12 @@ def _moves_like_head(call, X):
     W_V, W_O = call.args
 
     def judge(outcomes, ref):
-        W_OV = returned(outcomes[0], F)
+        W_OV = as_array(returned(outcomes[0], F), F, "W_OV")
+        d = W_V.shape[0]
+        if W_OV.shape != (d, d):
+            raise Fail(f"W_OV should be (d, d) = {(d, d)}: it maps an embedding to what the head writes; yours is {W_OV.shape}.")
         # Attending fully to token x writes x W_V W_O: check that on a few tokens.
-        expect_close(X @ W_OV if hasattr(W_OV, "shape") and W_OV.shape == (X.shape[1],) * 2 else W_OV,
-                     (X @ W_V) @ W_O, F, "what the head writes, x @ W_OV", X)
+        expect_close(X @ W_OV, (X @ W_V) @ W_O, F, "what the head writes, x @ W_OV", X)
         return Verdict(True, "x @ W_OV is what the head writes for token x.")
     return judge
 

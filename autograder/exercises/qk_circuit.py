@@ -1,7 +1,7 @@
 """qk_circuit(W_Q, W_K) -> W_Q @ W_K.T, (d, d)."""
 import numpy as np
 
-from ..checks import Call, Check, Verdict, expect_close, matches_reference, returned
+from ..checks import Call, Check, Fail, Verdict, as_array, expect_close, matches_reference, returned
 
 F = "qk_circuit"
 
@@ -10,10 +10,12 @@ def _scores_agree(call, X):
     W_Q, W_K = call.args
 
     def judge(outcomes, ref):
-        W_QK = returned(outcomes[0], F)
+        W_QK = as_array(returned(outcomes[0], F), F, "W_QK")
+        d = W_Q.shape[0]
+        if W_QK.shape != (d, d):
+            raise Fail(f"W_QK should be (d, d) = {(d, d)}, one entry per pair of embedding axes; yours is {W_QK.shape}.")
         # x_i W_QK x_j^T must equal q_i . k_j for every pair: a check that needs no reference.
-        expect_close(X @ W_QK @ X.T if hasattr(W_QK, "shape") and W_QK.shape == (X.shape[1],) * 2 else W_QK,
-                     (X @ W_Q) @ (X @ W_K).T, F, "scores x_i W_QK x_j^T", X)
+        expect_close(X @ W_QK @ X.T, (X @ W_Q) @ (X @ W_K).T, F, "scores x_i W_QK x_j^T", X)
         return Verdict(True, "x_i W_QK x_j^T reproduces every score q_i · k_j.")
     return judge
 
