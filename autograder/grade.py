@@ -43,7 +43,8 @@ def grade(path: str | Path, assignment: str, *, sandbox: Sandbox, student: str |
     jobs = [(name, [call.as_job() for check in cs for call in check.calls]) for name, cs in checks.items()]
     if sub.cells:
         run = sandbox.run(sub.cells, jobs, timeout, memory)
-        runs, problems, printed = run.exercises, sub.problems + run.cell_problems, run.output
+        problems = sub.problems + [f"{sub.labels[i]} {text}" for i, text in run.cell_problems]
+        runs, printed = run.exercises, run.output
     else:
         runs = {name: ExerciseRun("empty") for name in checks}
         problems, printed = sub.problems or ["the submission has no code"], ""

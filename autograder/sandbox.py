@@ -35,6 +35,7 @@ SANDBOX_UID_BASE = 200_000  # far from real users: kill(-1) as this uid hits onl
 # What a submission may import: imported by the zygote before it hides the disk and drops
 # privileges, since afterwards the interpreter's own files can be unreadable.
 PRELOAD = (
+    "resource traceback shutil "  # the sandbox's own, for use after the drop
     "abc array bisect cmath collections collections.abc contextlib copy dataclasses "
     "decimal enum fractions functools heapq inspect itertools json math numbers operator "
     "random re statistics string textwrap time timeit types typing warnings zipfile "
@@ -53,7 +54,7 @@ class ExerciseRun:
 @dataclass
 class SandboxResult:
     exercises: dict[str, ExerciseRun]
-    cell_problems: list[str]  # one line per cell that raised, hung or was skipped
+    cell_problems: list[tuple[int, str]]  # (cell index, what happened): raised, hung, skipped
     output: str  # the submission's own stdout and stderr, truncated
     seconds: float
 
@@ -105,6 +106,8 @@ def _child(cells, exercises, start_exercise, skip, result_fd, workdir, uid, memo
 
     try:
         os.setsid()
+        os.closerange(3, result_fd)  # the zygote's pipes, the reaper's: none of the child's business
+        os.closerange(result_fd + 1, 1 << 16)
         os.chdir(workdir)
         out = os.open("output.txt", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         os.dup2(out, 1)
@@ -135,23 +138,31 @@ def _child(cells, exercises, start_exercise, skip, result_fd, workdir, uid, memo
 def _run_submission(cells, exercises, start_exercise, skip, result_fd):
     import types
 
+    me = os.getpid()
+
+    def report(kind: bytes, payload: bytes = b"") -> None:
+        # A process the submission forked runs this loop too: it must not speak, only end.
+        if os.getpid() != me:
+            os._exit(0)
+        _send(result_fd, kind, payload)
+
     module = types.ModuleType("submission")
     module.__dict__["display"] = print  # notebooks call display(); plain print will do
     sys.modules["submission"] = module  # @dataclass looks its module up here
     for i, code in enumerate(cells):
         if i in skip:
             continue
-        _send(result_fd, b"C", str(i).encode())
+        report(b"C", str(i).encode())
         try:
             exec(compile(code, f"<cell {i + 1}>", "exec"), module.__dict__)
         except BaseException as e:  # noqa: BLE001 - sys.exit and Ctrl-C in a cell too
-            _send(result_fd, b"P", f"{i}:{_one_line(e)}".encode())
+            report(b"P", f"{i}:{_one_line(e)}".encode())
     for k in range(start_exercise, len(exercises)):
         name, calls = exercises[k]
-        _send(result_fd, b"E", str(k).encode())
+        report(b"E", str(k).encode())
         outcomes = [call_one(module.__dict__.get(f), f, args, kwargs) for f, args, kwargs in calls]
-        _send(result_fd, b"R", wire.encode(outcomes))
-    _send(result_fd, b"D")
+        report(b"R", wire.encode(outcomes))
+    report(b"D")
 
 
 def call_one(func, func_name, args, kwargs) -> dict:
@@ -194,10 +205,11 @@ def _one_line(e: BaseException) -> str:
 # ---------------------------------------------------------------- the zygote
 
 class _Zygote:
-    def __init__(self, index: int):
+    def __init__(self):
         self.uid = SANDBOX_UID_BASE + (os.getpid() % 100_000)
         self.root = os.geteuid() == 0
         self.jobs = 0
+        self.reaper = None  # (pid, request fd, reply fd) of the process that kills as self.uid
 
     def run(self, job: dict) -> dict:
         cells, exercises = job["cells"], job["exercises"]
@@ -215,6 +227,7 @@ class _Zygote:
                     results[k] = {"status": "timeout", "detail": "the submission as a whole ran past its time budget"}
                 break
             self.jobs += 1
+            self._reap_orphans()  # the last child's descendants have had time to die
             workdir = f"/tmp/sandbox-{os.getpid()}-{self.jobs}"
             os.mkdir(workdir, 0o700)
             if self.root:
@@ -234,7 +247,7 @@ class _Zygote:
                     step, deadline = ("cell", int(payload)), time.monotonic() + timeout
                 elif kind == b"P":
                     i, _, msg = payload.decode(errors="replace").partition(":")
-                    problems[int(i)] = f"cell {int(i) + 1} raised {msg}"
+                    problems[int(i)] = f"raised {msg}"
                 elif kind == b"E":
                     step, deadline = ("exercise", int(payload)), time.monotonic() + timeout
                 elif kind == b"R" and step and step[0] == "exercise":
@@ -249,9 +262,8 @@ class _Zygote:
                     if step and step[0] == "cell":
                         skip.add(step[1])
                         problems[step[1]] = (
-                            f"cell {step[1] + 1} ran past the {timeout:g} s time limit and was skipped"
-                            if how == "timeout" else
-                            f"cell {step[1] + 1} ended the process (sys.exit, os._exit or a crash) and was skipped")
+                            f"ran past the {timeout:g} s time limit and was skipped" if how == "timeout" else
+                            "ended the process (sys.exit, os._exit or a crash) and was skipped")
                     elif step and step[0] == "exercise":
                         results[step[1]] = {"status": how, "detail": (
                             f"ran past the {timeout:g} s time limit" if how == "timeout"
@@ -268,7 +280,7 @@ class _Zygote:
         return {
             "exercises": {exercises[k][0]: results.get(k, {"status": "crashed", "detail": "did not run"})
                           for k in range(len(exercises))},
-            "cell_problems": [problems[i] for i in sorted(problems)],
+            "cell_problems": [[i, problems[i]] for i in sorted(problems)],
             "output": output[-OUTPUT_LIMIT:],
             "seconds": time.monotonic() - started,
         }
@@ -279,25 +291,77 @@ class _Zygote:
         except ProcessLookupError:
             pass
         if self.root:
-            # A process that called setsid() has left the group; as its uid, kill(-1)
-            # reaches every process that uid owns, and nothing else.
-            killer = os.fork()
-            if killer == 0:
-                try:
-                    os.setgid(self.uid)
-                    os.setuid(self.uid)
-                    for _ in range(3):
-                        try:
-                            os.kill(-1, signal.SIGKILL)
-                        except ProcessLookupError:
-                            break
-                finally:
-                    os._exit(0)
-            os.waitpid(killer, 0)
+            self._sweep_uid()
         try:
             os.waitpid(pid, 0)
         except ChildProcessError:
             pass
+        self._reap_orphans()
+
+    def _reap_orphans(self) -> None:
+        """Collect the submission's dead descendants: they are ours, since the zygote is a
+        subreaper, and a zombie left behind would count against the next child's process limit."""
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if self.reaper and pid == self.reaper[0]:
+                os.close(self.reaper[1])
+                os.close(self.reaper[2])
+                self.reaper = None
+
+    def _sweep_uid(self) -> None:
+        """Kill every process of the sandbox uid, including any that left the group with setsid.
+
+        A long-lived reaper running as that uid does it with kill(-1), which reaches every
+        process the uid owns except the reaper itself. A submission can kill the reaper
+        too; then the reply does not come, and a new reaper does the sweep.
+        """
+        for _ in range(2):
+            if self.reaper is None:
+                self.reaper = self._start_reaper()
+            pid, request, reply = self.reaper
+            try:
+                os.write(request, b"k")
+                ready, _, _ = select.select([reply], [], [], 2.0)
+                if ready and os.read(reply, 1) == b"k":
+                    return
+            except OSError:
+                pass
+            os.close(request)
+            os.close(reply)
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            self.reaper = None
+
+    def _start_reaper(self):
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.closerange(0, req_r)
+                os.closerange(req_r + 1, rep_w)
+                os.setgroups([])
+                os.setgid(self.uid)
+                os.setuid(self.uid)
+                while os.read(req_r, 1):
+                    try:
+                        os.kill(-1, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                    os.write(rep_w, b"k")
+            finally:
+                os._exit(0)
+        os.close(req_r)
+        os.close(rep_w)
+        return pid, req_w, rep_r
 
     @staticmethod
     def _collect_output(workdir: str) -> str:
@@ -340,13 +404,17 @@ def serve() -> None:
     for name in PRELOAD:
         importlib.import_module(name)
     hide = sys.argv[1:]
+    import ctypes
+
+    PR_SET_CHILD_SUBREAPER = 36  # orphans of a submission become the zygote's to reap
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     isolated = False
     if os.geteuid() == 0:
         _isolate(hide)
         isolated = True
     stdin, stdout = sys.stdin.buffer.raw.fileno(), sys.stdout.buffer.raw.fileno()
     _send(stdout, b"H", b"isolated" if isolated else b"plain")  # hello: ready
-    zygote = _Zygote(0)
+    zygote = _Zygote()
     reader = _Reader(stdin, limit=1 << 34)
     while True:
         kind, payload = reader.next(float("inf"))
@@ -431,7 +499,8 @@ class Sandbox:
                 runs[name] = ExerciseRun("ok", outcomes if isinstance(outcomes, list) else [])
             else:
                 runs[name] = ExerciseRun(r["status"], detail=r.get("detail", ""))
-        return SandboxResult(runs, list(raw["cell_problems"]), raw["output"], raw["seconds"])
+        problems = [(int(i), str(text)) for i, text in raw["cell_problems"]]
+        return SandboxResult(runs, problems, raw["output"], raw["seconds"])
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ SELF_CHECK = re.compile(r"^\s*from autograder\.(selfcheck|nbgrader_bridge) impor
 class Submission:
     path: Path
     cells: list[str] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)  # where each cell came from: "cell 3", "line 12"
     problems: list[str] = field(default_factory=list)  # one line each, shown to the student
 
 
@@ -46,7 +47,8 @@ def load(path: str | Path) -> Submission:
     if path.suffix == ".ipynb":
         sources = _notebook_cells(text, sub)
     elif path.suffix == ".py":
-        sources = [(0, text)]
+        _python_statements(text, sub)
+        return sub
     else:
         sub.problems.append(f"{path.name}: only .py and .ipynb submissions can be graded")
         return sub
@@ -59,7 +61,25 @@ def load(path: str | Path) -> Submission:
             sub.problems.append(f"{where} has a syntax error on line {e.lineno}: {e.msg}; it was skipped")
             continue
         sub.cells.append(code)
+        sub.labels.append(f"cell {i + 1}")
     return sub
+
+
+def _python_statements(text: str, sub: Submission) -> None:
+    """A .py file as one step per top-level statement, so one hanging line costs only itself.
+
+    Each step is padded with blank lines, so tracebacks give the file's own line numbers.
+    """
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as e:
+        sub.problems.append(f"{sub.path.name} has a syntax error on line {e.lineno}: {e.msg}; nothing could be run")
+        return
+    lines = text.splitlines()
+    for stmt in tree.body:
+        first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
+        sub.cells.append("\n" * (first - 1) + "\n".join(lines[first - 1 : stmt.end_lineno]))
+        sub.labels.append(f"line {first}")
 
 
 def _notebook_cells(text: str, sub: Submission) -> list[tuple[int, str]]:

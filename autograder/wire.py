@@ -1,13 +1,12 @@
-"""Plain data across the sandbox boundary: JSON for structure, .npz for arrays.
+"""Plain data across the sandbox boundary: JSON for structure, raw bytes for arrays.
 
 Both directions use it: the grader encodes the calls' inputs, the sandboxed child encodes
-what the student's functions returned. Decoding never unpickles (``allow_pickle=False``)
-and never builds anything but numbers, strings, lists, dicts and numpy arrays, so a
+what the student's functions returned. Decoding never unpickles and never builds
+anything but numbers, strings, lists, dicts and numeric numpy arrays, so a
 submission cannot smuggle an object with a lying ``__eq__`` back to the grader.
 """
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import dataclass
 
@@ -36,22 +35,33 @@ class Opaque:
 
 
 def encode(tree) -> bytes:
-    """Encode a tree of plain values into one frame: 8-byte JSON length, JSON, npz."""
-    arrays: dict[str, np.ndarray] = {}
+    """One frame: 8-byte JSON length, JSON, then the arrays' raw bytes back to back."""
+    arrays: dict[int, tuple[str, np.ndarray]] = {}
     doc = _to_json(tree, arrays, 0)
-    header = json.dumps(doc, allow_nan=True).encode()
-    buf = io.BytesIO()
-    if arrays:
-        np.savez(buf, **arrays)
-    return len(header).to_bytes(8, "big") + header + buf.getvalue()
+    table, chunks, offset = [], [], 0
+    for key, a in arrays.values():
+        data = a.tobytes()
+        table.append([key, a.dtype.str, list(a.shape), offset, len(data)])
+        chunks.append(data)
+        offset += len(data)
+    header = json.dumps({"doc": doc, "arrays": table}, allow_nan=True).encode()
+    return len(header).to_bytes(8, "big") + header + b"".join(chunks)
 
 
 def decode(blob: bytes):
     n = int.from_bytes(blob[:8], "big")
-    doc = json.loads(blob[8 : 8 + n].decode())
-    rest = blob[8 + n :]
-    arrays = np.load(io.BytesIO(rest), allow_pickle=False) if rest else {}
-    return _from_json(doc, arrays, 0)
+    head = json.loads(blob[8 : 8 + n].decode())
+    body = memoryview(blob)[8 + n :]
+    arrays = {}
+    for key, dtype, shape, offset, size in head["arrays"]:
+        dt = np.dtype(str(dtype))
+        if dt.kind not in "biuf" or offset < 0 or offset + size > len(body):
+            continue  # a missing array decodes as Opaque("malformed value")
+        count = int(np.prod(shape)) if shape else 1
+        if count * dt.itemsize != size:
+            continue
+        arrays[str(key)] = np.frombuffer(body[offset : offset + size], dtype=dt).reshape(tuple(shape)).copy()
+    return _from_json(head["doc"], arrays, 0)
 
 
 def _to_json(x, arrays, depth):
@@ -62,9 +72,7 @@ def _to_json(x, arrays, depth):
     if isinstance(x, (int, float)) and type(x) in (int, float):
         return x
     if isinstance(x, bytes):
-        key = f"a{len(arrays)}"
-        arrays[key] = np.frombuffer(x, dtype=np.uint8)
-        return {"$bytes": key}
+        return {"$bytes": _add(arrays, np.frombuffer(x, dtype=np.uint8))}
     if isinstance(x, Rng):
         return {"$rng": x.seed}
     if isinstance(x, NpInt):
@@ -74,9 +82,7 @@ def _to_json(x, arrays, depth):
     if isinstance(x, np.ndarray):
         if x.dtype.kind not in "biuf":
             return {"$opaque": f"numpy array of dtype {x.dtype}"}
-        key = f"a{len(arrays)}"
-        arrays[key] = np.array(x, copy=True)  # a plain ndarray, never a subclass
-        return {"$array": key}
+        return {"$array": _add(arrays, x)}
     if isinstance(x, tuple) and type(x) is tuple or isinstance(x, list) and type(x) is list:
         if len(x) > MAX_ITEMS:
             return {"$opaque": f"{type(x).__name__} of {len(x)} items"}
@@ -86,6 +92,13 @@ def _to_json(x, arrays, depth):
             return {"$opaque": "dict with non-string keys or too many items"}
         return {"$dict": {k: _to_json(v, arrays, depth + 1) for k, v in x.items()}}
     return {"$opaque": type(x).__name__}
+
+
+def _add(arrays: dict, a: np.ndarray) -> str:
+    """Store an array once however often the tree holds it; a plain ndarray, never a subclass."""
+    if id(a) not in arrays:
+        arrays[id(a)] = (f"a{len(arrays)}", np.ascontiguousarray(np.asarray(a)))
+    return arrays[id(a)][0]
 
 
 def _from_json(doc, arrays, depth):

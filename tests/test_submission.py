@@ -67,10 +67,12 @@ def test_magics_become_plain_python(source, expected):
     assert neutralise_magics(source) == expected
 
 
-def test_python_file_is_one_cell_untouched(tmp_path):
+def test_python_file_runs_statement_by_statement_with_its_own_line_numbers(tmp_path):
     path = tmp_path / "alice.py"
-    path.write_text("x = 10 % 3\n")
-    assert load(path).cells == ["x = 10 % 3\n"]
+    path.write_text("x = 10 % 3\n\n@staticmethod\ndef f():\n    return 1\n")
+    sub = load(path)
+    assert sub.cells == ["x = 10 % 3", "\n\n@staticmethod\ndef f():\n    return 1"]
+    assert sub.labels == ["line 1", "line 3"]
 
 
 def test_unsupported_suffix(tmp_path):
