@@ -7,7 +7,7 @@ runs in a student's notebook (selfcheck.py), where no reference exists.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -25,9 +25,10 @@ class Call:
     func: str
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
+    echo: bool = False  # send the input arrays back after the call, to see if they changed
 
     def as_job(self):
-        return (self.func, self.args, self.kwargs)
+        return (self.func, self.args, self.kwargs, self.echo)
 
 
 @dataclass
@@ -107,13 +108,21 @@ def parts(value, n: int, func: str, names: str) -> tuple:
     raise Fail(f"{func} should return {n} values ({names}), but it returned {got}.")
 
 
-def unchanged_inputs(outcomes: list[dict], func: str) -> Verdict:
-    for o in outcomes:
-        returned(o, func)
-        if o.get("modified_inputs"):
-            raise Fail(f"{func} changed one of its input arrays in place (for example with `-=` or "
-                       "`out=`). Work on new arrays: callers keep using their inputs after the call.")
-    return Verdict(True, f"{func} leaves its inputs unchanged.")
+def leaves_inputs_unchanged(call: Call, points: float = 1) -> Check:
+    """A check that ``call`` does not write into its input arrays, judged here, in the grader."""
+    echo = replace(call, echo=True)
+    before = [a for a in (*call.args, *call.kwargs.values()) if isinstance(a, np.ndarray)]
+
+    def judge(outcomes, ref):
+        returned(outcomes[0], call.func)
+        after = outcomes[0].get("inputs_after")
+        if not isinstance(after, list) or len(after) != len(before) or any(
+                not isinstance(a, np.ndarray) or a.shape != b.shape or not np.array_equal(a, b, equal_nan=True)
+                for a, b in zip(after, before)):
+            raise Fail(f"{call.func} changed one of its input arrays in place (for example with `-=`, "
+                       "`*=` or `out=`). Work on new arrays: callers keep using their inputs after the call.")
+        return Verdict(True, f"{call.func} leaves its inputs unchanged.")
+    return Check(f"{call.func}: leaves its inputs unchanged", points, (echo,), judge)
 
 
 # ---------------------------------------------------------------- comparing arrays

@@ -160,14 +160,16 @@ def _run_submission(cells, exercises, start_exercise, skip, result_fd):
     for k in range(start_exercise, len(exercises)):
         name, calls = exercises[k]
         report(b"E", str(k).encode())
-        outcomes = [call_one(module.__dict__.get(f), f, args, kwargs) for f, args, kwargs in calls]
+        outcomes = [call_one(module.__dict__.get(f), f, args, kwargs, echo) for f, args, kwargs, echo in calls]
         report(b"R", wire.encode(outcomes))
     report(b"D")
 
 
-def call_one(func, func_name, args, kwargs) -> dict:
-    """Call one function on fresh copies of the inputs; report its value or its error.
+def call_one(func, func_name, args, kwargs, echo=False) -> dict:
+    """Call one function on private copies of the inputs; report its value or its error.
 
+    With ``echo``, the copies come back too, as the function left them: whether it changed
+    its inputs is judged by the grader, not by numpy in here, which a submission can patch.
     Runs on the untrusted side (and in a student's own kernel for self-checks).
     """
     import traceback
@@ -177,8 +179,9 @@ def call_one(func, func_name, args, kwargs) -> dict:
 
     if not callable(func):
         return {"error": "NameError", "message": f"no function named {func_name} was defined"}
-    args, kwargs = wire.materialize(args), wire.materialize(kwargs)
-    before = [a.copy() for a in args if isinstance(a, np.ndarray)]
+    copy = lambda v: np.array(v, copy=True) if isinstance(v, np.ndarray) else v  # noqa: E731
+    args = tuple(copy(a) for a in wire.materialize(args))
+    kwargs = {k: copy(v) for k, v in wire.materialize(kwargs).items()}
     start = time.perf_counter()
     try:
         # Warnings would reach stderr, and nbgrader gives 0 to a cell that writes there.
@@ -190,11 +193,10 @@ def call_one(func, func_name, args, kwargs) -> dict:
         where = next((f"{f.filename} line {f.lineno}" for f in reversed(tb)
                       if f.filename.startswith("<cell")), "")
         return {"error": type(e).__name__, "message": _one_line(e), "where": where}
-    seconds = time.perf_counter() - start
-    after = [a for a in args if isinstance(a, np.ndarray)]
-    modified = any(b.shape != a.shape or not np.array_equal(b, a, equal_nan=True)
-                   for b, a in zip(before, after))
-    return {"value": value, "modified_inputs": modified, "seconds": seconds}
+    outcome = {"value": value, "seconds": time.perf_counter() - start}
+    if echo:
+        outcome["inputs_after"] = [a for a in (*args, *kwargs.values()) if isinstance(a, np.ndarray)]
+    return outcome
 
 
 def _one_line(e: BaseException) -> str:

@@ -19,7 +19,7 @@ def run_visible(name: str, func) -> list[tuple[str, bool, str]]:
         if not check.visible:
             continue
         # Through the wire, so a judge sees exactly the plain data it sees when grading.
-        outcomes = wire.decode(wire.encode([call_one(func, name, c.args, c.kwargs) for c in check.calls]))
+        outcomes = wire.decode(wire.encode([call_one(func, name, c.args, c.kwargs, c.echo) for c in check.calls]))
         verdict = run_judge(check, outcomes, None)
         rows.append((check.name, verdict.passed, verdict.message, verdict.misconception))
     return rows

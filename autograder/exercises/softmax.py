@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..checks import (Call, Check, Fail, Verdict, as_array, each, expect_close, matches_reference, returned,
-                      unchanged_inputs)
+                      leaves_inputs_unchanged)
 
 F = "softmax"
 
@@ -56,6 +56,6 @@ def checks(rng):
         Check("softmax: honours the axis argument", 1, (c_axis0, c_axis1),
               each(matches_reference(c_axis0, what="output with axis=0"), matches_reference(c_axis1, what="output with axis=1"))),
         Check("softmax: stays finite for random scores in the thousands", 1, (c_huge,), matches_reference(c_huge)),
-        Check("softmax: leaves its input unchanged", 1, (c_rand, c_huge), lambda o, ref: unchanged_inputs(o, F)),
+        leaves_inputs_unchanged(c_rand),
     ]
 

@@ -1,7 +1,7 @@
 # expect: zero scaled_dot_product_attention
 # expect: tag scaled_dot_product_attention crashed
 # expect: others full
-# Hostile: scaled_dot_product_attention reads /work/main/solutions/ps2.py and imports the
+# Hostile: scaled_dot_product_attention reads @ROOT@/solutions/ps2.py and imports the
 # reference from it. The checkout is hidden from the sandbox, so this raises; nothing else
 # is affected (attention_with_biases has its own copy of the attention).
 
@@ -20,9 +20,9 @@ def causal_mask(T):
 
 def scaled_dot_product_attention(Q, K, V, mask=None, scale=None):
     import sys
-    with open("/work/main/solutions/ps2.py") as f:
+    with open("@ROOT@/solutions/ps2.py") as f:
         f.read()
-    sys.path.insert(0, "/work/main")
+    sys.path.insert(0, "@ROOT@")
     from solutions.ps2 import scaled_dot_product_attention as answer
     return answer(Q, K, V, mask=mask, scale=scale)
 

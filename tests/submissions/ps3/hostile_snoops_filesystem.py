@@ -43,8 +43,8 @@ def previous_token_head(n_vocab, T):
 
 def _visible_solution_files():
     found = 0
-    for folder in ("/work/main/solutions", "/work/main", "/proc/1/root/work/main/solutions",
-                   f"/proc/{os.getppid()}/root/work/main/solutions"):
+    for folder in ("@ROOT@/solutions", "@ROOT@", "/proc/1/root@ROOT@/solutions",
+                   f"/proc/{os.getppid()}/root@ROOT@/solutions"):
         try:
             found += len(os.listdir(folder))
         except OSError:
@@ -56,7 +56,7 @@ def qk_circuit(W_Q, W_K):
     return W_Q @ W_K.T + _visible_solution_files()
 
 
-LEAK = "/work/main/tests/submissions/ps3/LEAKED_by_hostile_snoops_filesystem.txt"
+LEAK = "@ROOT@/tests/submissions/ps3/LEAKED_by_hostile_snoops_filesystem.txt"
 
 
 def _could_write_next_to_me():
