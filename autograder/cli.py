@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from pathlib import Path
 
 from .assignments import ASSIGNMENTS
@@ -17,12 +19,27 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--assignment", required=True, help=f"one of {', '.join(ASSIGNMENTS)}")
     g.add_argument("--results", type=Path, help="write results.json here (default: standard output)")
     g.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT, help="seconds per exercise (default 10)")
+    b = sub.add_parser("grade-batch", help="grade every submission under a folder")
+    b.add_argument("dir", type=Path, help="nbgrader's submitted/ (or the course folder), or a folder of <student>.py|.ipynb")
+    b.add_argument("--assignment", required=True, help=f"one of {', '.join(ASSIGNMENTS)}")
+    b.add_argument("--out", required=True, type=Path, help="where results, grades.csv and feedback/ go")
+    b.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per core)")
+    b.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT, help="seconds per exercise (default 10)")
+    b.add_argument("--gradebook", metavar="URL", help="also write the scores into this nbgrader gradebook")
     args = parser.parse_args(argv)
+    if args.assignment not in ASSIGNMENTS:
+        print(f"autograder: unknown assignment {args.assignment!r}; choose one of {', '.join(ASSIGNMENTS)}",
+              file=sys.stderr)
+        return 2
     try:
-        return _grade(args)
+        return _grade(args) if args.command == "grade" else _grade_batch(args)
     except KeyboardInterrupt:
-        print("autograder: interrupted", file=sys.stderr)
-        return 130
+        again = "; run the same command again to finish the rest" if args.command == "grade-batch" else ""
+        print(f"autograder: interrupted{again}", file=sys.stderr)
+        sys.stderr.flush()
+        # Exit now rather than wait for the workers' current submissions: they die with us,
+        # and every file already on disk is whole (atomic writes).
+        os._exit(130)
 
 
 def _grade(args) -> int:
@@ -30,10 +47,6 @@ def _grade(args) -> int:
     from .results import write_atomic
     from .sandbox import Sandbox
 
-    if args.assignment not in ASSIGNMENTS:
-        print(f"autograder: unknown assignment {args.assignment!r}; choose one of {', '.join(ASSIGNMENTS)}",
-              file=sys.stderr)
-        return 2
     if not args.submission.is_file():
         print(f"autograder: no such file: {args.submission}", file=sys.stderr)
         return 2
@@ -48,6 +61,28 @@ def _grade(args) -> int:
         write_atomic(args.results, results.to_json() + "\n")
     else:
         sys.stdout.write(results.to_json() + "\n")
+    return 0
+
+
+def _grade_batch(args) -> int:
+    from .batch import class_summary, grade_batch
+
+    if not args.dir.is_dir():
+        print(f"autograder: no such folder: {args.dir}", file=sys.stderr)
+        return 2
+    if args.jobs is not None and args.jobs < 1:
+        print("autograder: --jobs must be at least 1", file=sys.stderr)
+        return 2
+    start = time.monotonic()
+    rows = grade_batch(args.dir, args.assignment, args.out, jobs=args.jobs, timeout=args.timeout)
+    seconds = time.monotonic() - start
+    if args.gradebook:
+        from .nbgrader_bridge import write_gradebook
+
+        write_gradebook(args.gradebook, args.assignment, rows)
+    print(class_summary(args.assignment, rows))
+    print(f"Graded {len(rows)} submissions in {seconds:.1f} s. Results: {args.out}/<student>.json; "
+          f"grades: {args.out}/grades.csv; feedback: {args.out}/feedback/; class report: {args.out}/class.html")
     return 0
 
 

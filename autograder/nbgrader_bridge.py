@@ -16,7 +16,15 @@ def _graded(path: str, mtime: float, assignment: str):
     from .sandbox import Sandbox
 
     with Sandbox(hide=hidden_paths(Path(path).parent)) as sandbox:
-        return grade(path, assignment, sandbox=sandbox)
+        return grade(path, assignment, sandbox=sandbox, student=student_of(Path(path)))
+
+
+def student_of(notebook: Path) -> str:
+    """The student a notebook belongs to in nbgrader's layout (<dir>/<student>/<assignment>/x.ipynb),
+    so nbgrader autograde draws the same inputs as grade-batch for that student."""
+    if notebook.parent.parent.parent.name in ("submitted", "autograded"):
+        return notebook.parent.parent.name
+    return notebook.stem
 
 
 def score(assignment: str, exercise: str, notebook: str | None = None) -> float:
@@ -32,3 +40,37 @@ def score(assignment: str, exercise: str, notebook: str | None = None) -> float:
         if t.status != "passed":
             print("\n".join("      " + line for line in t.output.splitlines()))
     return float(sum(t.score for t in tests))
+
+
+def write_gradebook(url: str, assignment: str, rows: list[dict]) -> int:
+    """Record each student's per-exercise points in an nbgrader gradebook (any SQLAlchemy URL),
+    as the auto scores of the notebook's graded cells, so formgrader shows them.
+
+    The assignment, its notebook and its graded cells are created, with the engine's points,
+    when the gradebook does not have them yet. Returns the number of students written.
+    """
+    from nbgrader.api import Gradebook, MissingEntry
+
+    from .assignments import exercise_points, exercises
+
+    notebook = assignment  # this course has one notebook per assignment, named after it
+    with Gradebook(url) as gb:
+        gb.update_or_create_assignment(assignment)
+        try:
+            gb.find_notebook(notebook, assignment)
+        except MissingEntry:
+            gb.add_notebook(notebook, assignment)
+        for name in exercises(assignment):
+            gb.update_or_create_grade_cell(name, notebook, assignment,
+                                           max_score=exercise_points(name), cell_type="code")
+        for row in rows:
+            gb.update_or_create_student(row["student"])
+            try:
+                gb.find_submission(assignment, row["student"])
+            except MissingEntry:
+                gb.add_submission(assignment, row["student"])
+            for name in exercises(assignment):
+                grade = gb.find_grade(name, notebook, assignment, row["student"])
+                grade.auto_score = float(row["exercises"].get(name, 0))
+            gb.db.commit()
+    return len(rows)

@@ -1,0 +1,1 @@
+"""Reports from Results: pure functions from data to text; the caller writes files."""
