@@ -79,7 +79,12 @@ def _grade_batch(args) -> int:
     if args.gradebook:
         from .nbgrader_bridge import write_gradebook
 
-        write_gradebook(args.gradebook, args.assignment, rows)
+        try:
+            write_gradebook(args.gradebook, args.assignment, rows)
+        except Exception as e:  # noqa: BLE001 - any database trouble: say so in one line
+            print(f"autograder: graded everything, but could not write the gradebook {args.gradebook}: "
+                  f"{type(e).__name__}: {' '.join(str(e).split())[:200]}", file=sys.stderr)
+            return 1
     print(class_summary(args.assignment, rows))
     print(f"Graded {len(rows)} submissions in {seconds:.1f} s. Results: {args.out}/<student>.json; "
           f"grades: {args.out}/grades.csv; feedback: {args.out}/feedback/; class report: {args.out}/class.html")

@@ -6,6 +6,8 @@ nbgrader's grades are then the engine's grades, and nbgrader's kernel never judg
 """
 from __future__ import annotations
 
+import os
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -53,6 +55,10 @@ def write_gradebook(url: str, assignment: str, rows: list[dict]) -> int:
 
     from .assignments import exercise_points, exercises
 
+    # nbgrader runs its `alembic` script by name: make this interpreter's scripts findable.
+    scripts = str(Path(sys.executable).parent)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
     notebook = assignment  # this course has one notebook per assignment, named after it
     with Gradebook(url) as gb:
         gb.update_or_create_assignment(assignment)
