@@ -2,7 +2,6 @@
 c = get_config()  # noqa: F821  (nbgrader injects get_config)
 
 c.CourseDirectory.course_id = "attention"
-c.CourseDirectory.root = "."
 # Released student notebooks live in assignments/ (nbgrader's default is release/).
 c.CourseDirectory.release_directory = "assignments"
 
@@ -14,6 +13,7 @@ c.ClearHiddenTests.enforce_metadata = True
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbgrader.preprocessors.ClearHiddenTests",
+    "autograder.nbgrader_bridge.ScrubGradedTracebacks",  # tracebacks quote the hidden lines too
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
 
