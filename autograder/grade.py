@@ -42,7 +42,7 @@ def grade(path: str | Path, assignment: str, *, sandbox: Sandbox, student: str |
     sub = submission.load(path)
     jobs = [(name, [call.as_job() for check in cs for call in check.calls]) for name, cs in checks.items()]
     if sub.cells:
-        run = sandbox.run(sub.cells, jobs, timeout, memory)
+        run = sandbox.run(sub.code, jobs, timeout, memory)
         problems = sub.problems + [f"{sub.labels[i]} {text}" for i, text in run.cell_problems]
         runs, printed = run.exercises, run.output
     else:

@@ -68,9 +68,7 @@ def write_atomic(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, path)  # atomic: a reader, or a killed run, sees the old file or the new
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import select
+import shutil
 import signal
 import struct
 import subprocess
@@ -35,7 +36,7 @@ SANDBOX_UID_BASE = 200_000  # far from real users: kill(-1) as this uid hits onl
 # What a submission may import: imported by the zygote before it hides the disk and drops
 # privileges, since afterwards the interpreter's own files can be unreadable.
 PRELOAD = (
-    "resource traceback shutil "  # the sandbox's own, for use after the drop
+    "resource traceback marshal "  # the sandbox's own, for use after the drop
     "abc array bisect cmath collections collections.abc contextlib copy dataclasses "
     "decimal enum fractions functools heapq inspect itertools json math numbers operator "
     "random re statistics string textwrap time timeit types typing warnings zipfile "
@@ -100,14 +101,15 @@ class _Reader:
 
 # ---------------------------------------------------------------- the child
 
-def _child(cells, exercises, start_exercise, skip, result_fd, workdir, uid, memory):
-    """Runs in the forked child: never returns."""
+def _child(job_fd, result_fd, workdir, uid):
+    """Runs in the forked child: isolates itself, then waits for its job. Never returns."""
     import resource
 
     try:
         os.setsid()
-        os.closerange(3, result_fd)  # the zygote's pipes, the reaper's: none of the child's business
-        os.closerange(result_fd + 1, 1 << 16)
+        lo, hi = sorted((job_fd, result_fd))
+        for first, last in ((3, lo), (lo + 1, hi), (hi + 1, 1 << 16)):
+            os.closerange(first, last)  # the zygote's pipes, the reaper's: none of the child's business
         os.chdir(workdir)
         out = os.open("output.txt", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         os.dup2(out, 1)
@@ -115,7 +117,6 @@ def _child(cells, exercises, start_exercise, skip, result_fd, workdir, uid, memo
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a huge print fails, not kills
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         resource.setrlimit(resource.RLIMIT_FSIZE, (16 << 20, 16 << 20))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if os.geteuid() == 0:
@@ -129,13 +130,21 @@ def _child(cells, exercises, start_exercise, skip, result_fd, workdir, uid, memo
                            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
         sys.stdout = open(1, "w", buffering=1, closefd=False)
         sys.stderr = open(2, "w", buffering=1, closefd=False)
-        _run_submission(cells, exercises, start_exercise, skip, result_fd)
+        reader = _Reader(job_fd, limit=1 << 34)
+        _, plan = reader.next(float("inf"))
+        _, payload = reader.next(float("inf"))
+        os.close(job_fd)
+        plan, job = wire.decode(plan), wire.decode(payload)
+        memory = int(plan["memory"])
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        _run_submission(job["cells"], job["exercises"], int(plan["start"]), set(plan["skip"]), result_fd)
     except BaseException:  # noqa: BLE001 - whatever happens, the child must not return
         pass
     os._exit(0)
 
 
 def _run_submission(cells, exercises, start_exercise, skip, result_fd):
+    import marshal
     import types
 
     me = os.getpid()
@@ -154,7 +163,8 @@ def _run_submission(cells, exercises, start_exercise, skip, result_fd):
             continue
         report(b"C", str(i).encode())
         try:
-            exec(compile(code, f"<cell {i + 1}>", "exec"), module.__dict__)
+            exec(marshal.loads(code) if isinstance(code, bytes) else compile(code, f"<cell {i + 1}>", "exec"),
+                 module.__dict__)
         except BaseException as e:  # noqa: BLE001 - sys.exit and Ctrl-C in a cell too
             report(b"P", f"{i}:{_one_line(e)}".encode())
     for k in range(start_exercise, len(exercises)):
@@ -190,8 +200,9 @@ def call_one(func, func_name, args, kwargs, echo=False) -> dict:
             value = func(*args, **kwargs)
     except BaseException as e:  # noqa: BLE001
         tb = traceback.extract_tb(e.__traceback__)
-        where = next((f"{f.filename} line {f.lineno}" for f in reversed(tb)
-                      if f.filename.startswith("<cell")), "")
+        # Cells are compiled as "<cell 3>" (a notebook) or "<line 12>" (a .py, at its own line numbers).
+        where = next((f"{f.filename.strip('<>')} line {f.lineno}" if f.filename.startswith("<cell")
+                      else f"line {f.lineno}" for f in reversed(tb) if f.filename.startswith(("<cell", "<line"))), "")
         return {"error": type(e).__name__, "message": _one_line(e), "where": where}
     outcome = {"value": value, "seconds": time.perf_counter() - start}
     if echo:
@@ -212,52 +223,82 @@ class _Zygote:
         self.root = os.geteuid() == 0
         self.jobs = 0
         self.reaper = None  # (pid, request fd, reply fd) of the process that kills as self.uid
+        self.ready = None  # a child forked ahead of its job: (pid, job fd, result fd, workdir)
+        self.finished = []  # children whose results are sent but who are not yet cleaned up
 
-    def run(self, job: dict) -> dict:
-        cells, exercises = job["cells"], job["exercises"]
-        timeout, memory = float(job["timeout"]), int(job["memory"])
+    def spawn(self):
+        """Fork a child that isolates itself and waits for a job (off the critical path)."""
+        self.jobs += 1
+        workdir = f"/tmp/sandbox-{os.getpid()}-{self.jobs}"
+        os.mkdir(workdir, 0o700)
+        if self.root:
+            os.chown(workdir, self.uid, self.uid)
+        job_r, job_w = os.pipe()
+        res_r, res_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(job_w)
+            os.close(res_r)
+            _child(job_r, res_w, workdir, self.uid)
+        os.close(job_r)
+        os.close(res_w)
+        return pid, job_w, res_r, workdir
+
+    def tidy(self) -> None:
+        """Between jobs: end the finished children and their descendants, fork the next one."""
+        for pid, res_r, workdir in self.finished:
+            self._kill(pid)
+            os.close(res_r)
+            shutil.rmtree(workdir, ignore_errors=True)
+        self.finished = []
+        if self.ready is None:
+            self._reap_orphans()
+            self.ready = self.spawn()
+
+    def run(self, header: dict, payload: bytes) -> dict:
+        """Run one job: ``header`` has timeout, memory and exercise names; ``payload`` is the
+        wire-encoded cells and calls, handed to the child as they came."""
+        names = header["exercises"]
+        timeout, memory = float(header["timeout"]), int(header["memory"])
         started = time.monotonic()
-        budget = started + timeout * (len(exercises) + 3)  # bounds a notebook of many hung cells
+        budget = started + timeout * (len(names) + 3)  # bounds a notebook of many hung cells
         skip: set[int] = set()
         problems: dict[int, str] = {}
         results: dict[int, dict] = {}
         output = ""
         next_ex = 0
-        while next_ex < len(exercises):
+        while next_ex < len(names):
             if time.monotonic() > budget:
-                for k in range(next_ex, len(exercises)):
+                for k in range(next_ex, len(names)):
                     results[k] = {"status": "timeout", "detail": "the submission as a whole ran past its time budget"}
                 break
-            self.jobs += 1
-            self._reap_orphans()  # the last child's descendants have had time to die
-            workdir = f"/tmp/sandbox-{os.getpid()}-{self.jobs}"
-            os.mkdir(workdir, 0o700)
-            if self.root:
-                os.chown(workdir, self.uid, self.uid)
-            r, w = os.pipe()
-            pid = os.fork()
-            if pid == 0:
-                os.close(r)
-                _child(cells, exercises, next_ex, skip, w, workdir, self.uid, memory)
-            os.close(w)
+            if self.ready is None:
+                self.tidy()
+            (pid, job_w, r, workdir), self.ready = self.ready, None
+            try:
+                _send(job_w, b"J", wire.encode({"start": next_ex, "skip": sorted(skip), "memory": memory}))
+                _send(job_w, b"J", payload)
+            except OSError:
+                pass  # the child is gone: its silence below says so
+            os.close(job_w)
             reader = _Reader(r)
             step = None
             deadline = time.monotonic() + timeout
             while True:
-                kind, payload = reader.next(min(deadline, budget))
+                kind, data = reader.next(min(deadline, budget))
                 if kind == b"C":
-                    step, deadline = ("cell", int(payload)), time.monotonic() + timeout
+                    step, deadline = ("cell", int(data)), time.monotonic() + timeout
                 elif kind == b"P":
-                    i, _, msg = payload.decode(errors="replace").partition(":")
+                    i, _, msg = data.decode(errors="replace").partition(":")
                     problems[int(i)] = f"raised {msg}"
                 elif kind == b"E":
-                    step, deadline = ("exercise", int(payload)), time.monotonic() + timeout
+                    step, deadline = ("exercise", int(data)), time.monotonic() + timeout
                 elif kind == b"R" and step and step[0] == "exercise":
-                    results[step[1]] = {"status": "ok", "blob": payload}
+                    results[step[1]] = {"status": "ok", "blob": data}
                     next_ex = step[1] + 1
                     step = None
                 elif kind == b"D":
-                    next_ex = len(exercises)
+                    next_ex = len(names)
                     break
                 else:  # timeout, end of output, or a message out of protocol
                     how = "timeout" if kind == "timeout" else "crashed"
@@ -272,16 +313,17 @@ class _Zygote:
                             else "ended the process (os._exit, a crash, or it was killed for using too much memory)")}
                         next_ex = step[1] + 1
                     else:
-                        next_ex = len(exercises)  # the child died outside any step: nothing left to try
-                        for k in range(len(exercises)):
+                        next_ex = len(names)  # the child died outside any step: nothing left to try
+                        for k in range(len(names)):
                             results.setdefault(k, {"status": "crashed", "detail": "the sandbox process died"})
                     break
-            self._kill(pid)
-            os.close(r)
-            output += self._collect_output(workdir)
+            output += self._read_output(workdir)
+            self.finished.append((pid, r, workdir))
+            if next_ex < len(names):
+                self.tidy()  # a restart: the hung or dead child goes before the next one starts
         return {
-            "exercises": {exercises[k][0]: results.get(k, {"status": "crashed", "detail": "did not run"})
-                          for k in range(len(exercises))},
+            "exercises": {names[k]: results.get(k, {"status": "crashed", "detail": "did not run"})
+                          for k in range(len(names))},
             "cell_problems": [[i, problems[i]] for i in sorted(problems)],
             "output": output[-OUTPUT_LIMIT:],
             "seconds": time.monotonic() - started,
@@ -366,19 +408,14 @@ class _Zygote:
         return pid, req_w, rep_r
 
     @staticmethod
-    def _collect_output(workdir: str) -> str:
-        import shutil
-
+    def _read_output(workdir: str) -> str:
         try:
             with open(os.path.join(workdir, "output.txt"), "rb") as f:
                 f.seek(0, 2)
-                size = f.tell()
-                f.seek(max(0, size - OUTPUT_LIMIT))
-                text = f.read().decode(errors="replace")
+                f.seek(max(0, f.tell() - OUTPUT_LIMIT))
+                return f.read().decode(errors="replace")
         except OSError:
-            text = ""
-        shutil.rmtree(workdir, ignore_errors=True)
-        return text
+            return ""
 
 
 def _isolate(hide: list[str]) -> None:
@@ -417,12 +454,15 @@ def serve() -> None:
     stdin, stdout = sys.stdin.buffer.raw.fileno(), sys.stdout.buffer.raw.fileno()
     _send(stdout, b"H", b"isolated" if isolated else b"plain")  # hello: ready
     zygote = _Zygote()
+    zygote.tidy()
     reader = _Reader(stdin, limit=1 << 34)
     while True:
-        kind, payload = reader.next(float("inf"))
-        if kind != b"J":
+        kind, header = reader.next(float("inf"))
+        kind2, payload = reader.next(float("inf"))
+        if kind != b"J" or kind2 != b"J":
             return
-        _send(stdout, b"R", wire.encode(zygote.run(wire.decode(payload))))
+        _send(stdout, b"R", wire.encode(zygote.run(wire.decode(header), payload)))
+        zygote.tidy()  # while the grader judges, clean up and fork the next child
 
 
 # ---------------------------------------------------------------- the grader's side
@@ -473,12 +513,14 @@ class Sandbox:
 
     def run(self, cells: list[str], exercises: list[tuple[str, list]], timeout: float,
             memory: int = DEFAULT_MEMORY) -> SandboxResult:
-        """Execute ``cells`` then, per exercise, its calls ``(func, args, kwargs)``."""
+        """Execute ``cells`` then, per exercise, its calls ``(func, args, kwargs[, echo])``."""
         if self.proc is None:
             self._start()
-        job = {"cells": list(cells), "exercises": [(n, [tuple(c) for c in calls]) for n, calls in exercises],
-               "timeout": timeout, "memory": memory}
+        header = {"exercises": [n for n, _ in exercises], "timeout": timeout, "memory": memory}
+        calls_of = [(n, [(*c, False)[:4] for c in calls]) for n, calls in exercises]  # echo defaults to off
+        job = {"cells": list(cells), "exercises": calls_of}
         try:
+            _send(self.proc.stdin.fileno(), b"J", wire.encode(header))
             _send(self.proc.stdin.fileno(), b"J", wire.encode(job))
             horizon = time.monotonic() + timeout * (len(exercises) + 3) * 2 + 30
             kind, payload = self._reader.next(horizon)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import json
+import marshal
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,16 @@ class Submission:
     path: Path
     cells: list[str] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)  # where each cell came from: "cell 3", "line 12"
+    # Each cell compiled here, where it is checked anyway, and marshalled for the sandbox:
+    # the child then execs it without compiling again.
+    code: list[bytes] = field(default_factory=list)
+
+    def add(self, source: str, label: str) -> None:
+        """Keep a cell; raises SyntaxError (or ValueError) and keeps nothing if it does not compile."""
+        code = marshal.dumps(compile(source, f"<{label}>", "exec", dont_inherit=True))
+        self.cells.append(source)
+        self.labels.append(label)
+        self.code.append(code)
     problems: list[str] = field(default_factory=list)  # one line each, shown to the student
 
 
@@ -55,13 +66,10 @@ def load(path: str | Path) -> Submission:
     for i, src in sources:
         code = neutralise_magics(src) if path.suffix == ".ipynb" else src
         try:
-            ast.parse(code)
-        except SyntaxError as e:
-            where = f"cell {i + 1}" if path.suffix == ".ipynb" else path.name
-            sub.problems.append(f"{where} has a syntax error on line {e.lineno}: {e.msg}; it was skipped")
-            continue
-        sub.cells.append(code)
-        sub.labels.append(f"cell {i + 1}")
+            sub.add(code, f"cell {i + 1}")
+        except (SyntaxError, ValueError) as e:  # ValueError: a NUL byte in the source
+            line = f" on line {e.lineno}" if getattr(e, "lineno", None) else ""
+            sub.problems.append(f"cell {i + 1} has a syntax error{line}: {getattr(e, 'msg', e)}; it was skipped")
     return sub
 
 
@@ -72,14 +80,14 @@ def _python_statements(text: str, sub: Submission) -> None:
     """
     try:
         tree = ast.parse(text)
-    except SyntaxError as e:
-        sub.problems.append(f"{sub.path.name} has a syntax error on line {e.lineno}: {e.msg}; nothing could be run")
+    except (SyntaxError, ValueError) as e:
+        line = f" on line {e.lineno}" if getattr(e, "lineno", None) else ""
+        sub.problems.append(f"{sub.path.name} has a syntax error{line}: {getattr(e, 'msg', e)}; nothing could be run")
         return
     lines = text.splitlines()
     for stmt in tree.body:
         first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
-        sub.cells.append("\n" * (first - 1) + "\n".join(lines[first - 1 : stmt.end_lineno]))
-        sub.labels.append(f"line {first}")
+        sub.add("\n" * (first - 1) + "\n".join(lines[first - 1 : stmt.end_lineno]), f"line {first}")
 
 
 def _notebook_cells(text: str, sub: Submission) -> list[tuple[int, str]]:

@@ -2,8 +2,6 @@
 mistakes how many students made, as charts (class.html) and as a few printed lines."""
 from __future__ import annotations
 
-import base64
-import io
 from html import escape
 
 from ..misconceptions import explain
@@ -43,60 +41,62 @@ def summary_text(assignment: str, rows: list[dict], exercises, points) -> str:
     if mistakes:
         lines.append("Most common mistakes:")
         for m, students in list(mistakes.items())[:5]:
-            lines.append(f"  {m:<22} {len(students):>3} students ({100 * len(students) / n:.0f}%)")
+            lines.append(f"  {m:<22} {len(students):>3} student{'s' if len(students) > 1 else ' '} "
+                         f"({100 * len(students) / n:.0f}%)")
     return "\n".join(lines)
 
 
-def _png(fig) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+def bar_chart_svg(title: str, labels: list[str], series: list[tuple[str, str, list[int]]], total: int) -> str:
+    """Horizontal stacked bars as inline SVG: one row per label, one colour per series."""
+    row, left, width = 26, 210, 420
+    height = 40 + row * len(labels) + 24
+    scale = width / max(total, 1)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 40}" height="{height}" '
+           f'font-family="system-ui,sans-serif" font-size="12" role="img" aria-label="{escape(title)}">',
+           f'<text x="0" y="16" font-weight="600" font-size="14">{escape(title)}</text>']
+    for i, label in enumerate(labels):
+        y = 30 + i * row
+        out.append(f'<text x="{left - 8}" y="{y + 15}" text-anchor="end">{escape(label)}</text>')
+        x = left
+        for name, colour, values in series:
+            w = values[i] * scale
+            if w > 0:
+                out.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{row - 6}" fill="{colour}">'
+                           f'<title>{escape(label)}: {values[i]} {escape(name)}</title></rect>')
+                if w > 18:
+                    out.append(f'<text x="{x + w / 2:.1f}" y="{y + 15}" fill="white" text-anchor="middle">{values[i]}</text>')
+            x += w
+    y = 30 + len(labels) * row + 14
+    for j, (name, colour, _) in enumerate(series):
+        if len(series) > 1:
+            out.append(f'<rect x="{left + j * 150}" y="{y - 10}" width="12" height="12" fill="{colour}"/>'
+                       f'<text x="{left + j * 150 + 16}" y="{y}">{escape(name)}</text>')
+    out.append(f'<text x="{left + width}" y="{y}" text-anchor="end" fill="#666">of {total} students</text></svg>')
+    return "".join(out)
 
 
 def _charts(rows, exercises, points) -> tuple[str, str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
-
     outcomes = exercise_outcomes(rows, exercises, points)
-    fig, ax = plt.subplots(figsize=(7, 0.45 * len(exercises) + 1))
-    left = [0] * len(exercises)
-    for i, (label, color) in enumerate((("full marks", "#2e7d32"), ("partial", "#f9a825"), ("zero", "#c62828"))):
-        widths = [outcomes[e][i] for e in exercises]
-        ax.barh(list(exercises), widths, left=left, color=color, label=label)
-        left = [a + b for a, b in zip(left, widths)]
-    ax.invert_yaxis()
-    ax.set_xlabel("students")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18 - 0.6 / len(exercises)), ncol=3, fontsize=8, frameon=False)
-    ax.set_title("How each exercise went")
-    scores_png = _png(fig)
-    plt.close(fig)
-
+    scores = bar_chart_svg("How each exercise went", list(exercises), [
+        ("full marks", "#2e7d32", [outcomes[e][0] for e in exercises]),
+        ("partial", "#f9a825", [outcomes[e][1] for e in exercises]),
+        ("zero", "#c62828", [outcomes[e][2] for e in exercises])], len(rows))
     counts = mistake_counts(rows)
-    fig, ax = plt.subplots(figsize=(7, 0.4 * max(len(counts), 1) + 1))
-    names = list(counts) or ["(none)"]
-    ax.barh(names, [len(counts.get(m, [])) for m in names],
-            color=["#9e9e9e" if m in ABOUT_CODE else "#5c6bc0" for m in names])
-    ax.invert_yaxis()
-    ax.set_xlabel("students")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title("Catalogued mistakes (grey: unfinished, hung or crashed code)")
-    mistakes_png = _png(fig)
-    plt.close(fig)
-    return scores_png, mistakes_png
+    names = list(counts)
+    mistakes = bar_chart_svg("Catalogued mistakes (grey: unfinished, hung or crashed code)", names, [
+        ("misunderstanding", "#5c6bc0", [len(counts[m]) if m not in ABOUT_CODE else 0 for m in names]),
+        ("unfinished, hung, crashed", "#9e9e9e", [len(counts[m]) if m in ABOUT_CODE else 0 for m in names])],
+        len(rows))
+    return scores, mistakes
 
 
 def class_html(assignment: str, rows: list[dict], exercises: tuple[str, ...], points: dict[str, float]) -> str:
-    scores_png, mistakes_png = _charts(rows, exercises, points)
+    scores_svg, mistakes_svg = _charts(rows, exercises, points)
     n = max(len(rows), 1)
     parts = [f"<!doctype html><meta charset='utf-8'><title>{escape(assignment)}: class report</title>",
              f"<style>{STYLE}</style>", f"<h1>{escape(assignment)}: class report ({len(rows)} students)</h1>",
              f"<pre>{escape(summary_text(assignment, rows, exercises, points))}</pre>",
-             f"<img alt='outcomes per exercise' src='{scores_png}'>",
-             f"<img alt='mistakes' src='{mistakes_png}'>", "<h2>What the mistakes mean</h2><table>",
+             f"<p>{scores_svg}</p>", f"<p>{mistakes_svg}</p>", "<h2>What the mistakes mean</h2><table>",
              "<tr><th>mistake</th><th>students</th><th>what it means</th></tr>"]
     for m, students in mistake_counts(rows).items():
         parts.append(f"<tr><td>{escape(m)}</td><td>{len(students)} ({100 * len(students) / n:.0f}%)</td>"

@@ -1,0 +1,135 @@
+"""nbgrader autograde against grade-batch on the same N notebooks, on this machine.
+
+    .venv/bin/python benchmarks/nbgrader_vs_batch.py --n 200 [--batch-also 2000] [--jobs 2]
+
+Builds N filled-in ps2 notebooks (examples/make_class.py: right answers in several styles,
+unfinished exercises, catalogued mistakes; the hang, crash and broken-file archetypes are left
+out, since nbgrader cannot grade those right), grades them with `nbgrader autograde` (one
+notebook at a time, as nbgrader does) and with `autograder grade-batch --jobs J`, checks that
+the per-exercise scores agree, and prints milliseconds per submission for each, the ratio,
+and grade-batch's peak memory (all its processes together). --batch-also times grade-batch
+alone on more submissions, to show its memory stays flat as N grows.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "examples"))
+from make_class import make_class  # noqa: E402
+
+ASSIGNMENT = "ps2"
+DISHONEST = ("timeout", "crashed", "malformed")
+
+
+def honest_class(folder: Path, n: int) -> list[str]:
+    """At least ``n`` honest students in folder/submitted; returns the first ``n`` names, the rest removed."""
+    roster = make_class(folder, assignments=(ASSIGNMENT,), students=n + 20, seed=1)
+    honest = sorted(s for s, a in roster.items() if not a[ASSIGNMENT].startswith(DISHONEST))[:n]
+    for student in roster:
+        if student not in honest:
+            shutil.rmtree(folder / "submitted" / student)
+    return honest
+
+
+def tree_rss_kib(pid: int) -> int:
+    """Resident memory of a process and all its descendants, from /proc."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                parents[int(entry)] = int(fields[1])
+                rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE") // 1024
+            except (OSError, IndexError, ValueError):
+                pass
+    family, frontier = {pid}, [pid]
+    while frontier:
+        p = frontier.pop()
+        kids = [c for c, pp in parents.items() if pp == p and c not in family]
+        family.update(kids)
+        frontier += kids
+    return sum(rss.get(p, 0) for p in family)
+
+
+def run_measured(cmd: list[str], cwd: Path, env=None) -> tuple[float, int]:
+    """Wall seconds and peak resident KiB of the whole process tree."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, tree_rss_kib(proc.pid))
+        time.sleep(0.05)
+    seconds = time.monotonic() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd[2:4]} failed: {proc.stderr.read()[-2000:]}")
+    return seconds, peak
+
+
+def batch(folder: Path, out: Path, jobs: int) -> tuple[float, int]:
+    return run_measured([sys.executable, "-m", "autograder.cli", "grade-batch", str(folder / "submitted"),
+                         "--assignment", ASSIGNMENT, "--out", str(out), "--jobs", str(jobs)], ROOT)
+
+
+def batch_scores(out: Path) -> dict:
+    import csv
+
+    return {r["student"]: {k: float(v) for k, v in r.items() if k not in ("student", "score", "max_score")}
+            for r in csv.DictReader((out / "grades.csv").open())}
+
+
+def nbgrader_scores(course: Path) -> dict:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        return {s.student.id: {g.name: float(g.score) for g in s.notebooks[0].grades if g.cell_type == "code"
+                               and g.name in ("causal_mask", "scaled_dot_product_attention", "attention_shapes",
+                                              "fused_self_attention", "attention_with_biases")}
+                for s in gb.assignment_submissions(ASSIGNMENT)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=200, help="submissions graded both ways")
+    parser.add_argument("--batch-also", type=int, nargs="*", default=[], help="more sizes for grade-batch alone")
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    os.environ["PATH"] = env["PATH"]  # nbgrader's Gradebook runs its alembic script by name
+    with tempfile.TemporaryDirectory() as tmp:
+        course = Path(tmp) / "course"
+        honest_class(course, args.n)
+        shutil.copytree(ROOT / "source", course / "source")
+        shutil.copy(ROOT / "nbgrader_config.py", course)
+        subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", ASSIGNMENT, "--force"],
+                       cwd=course, env=env, check=True, capture_output=True)
+        nb_s, nb_kib = run_measured([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT], course, env)
+        b_s, b_kib = batch(course, Path(tmp) / "out", args.jobs)
+        a, b = nbgrader_scores(course), batch_scores(Path(tmp) / "out")
+        agree = sum(a.get(s) == b.get(s) for s in b)
+        n = args.n
+        print(f"N = {n} ps2 notebooks, {os.cpu_count()} cores")
+        print(f"nbgrader autograde:          {nb_s:7.1f} s  {1000 * nb_s / n:7.1f} ms/submission  peak {nb_kib // 1024} MiB")
+        print(f"grade-batch --jobs {args.jobs}:       {b_s:7.1f} s  {1000 * b_s / n:7.1f} ms/submission  peak {b_kib // 1024} MiB")
+        print(f"ratio: grade-batch is {nb_s / b_s:.0f}x faster; per-exercise scores agree for {agree}/{len(b)} students")
+        for extra in args.batch_also:
+            folder = Path(tmp) / f"class{extra}"
+            honest_class(folder, extra)
+            s, kib = batch(folder, Path(tmp) / f"out{extra}", args.jobs)
+            print(f"grade-batch --jobs {args.jobs}, N = {extra}: {s:7.1f} s  {1000 * s / extra:7.1f} ms/submission  "
+                  f"peak {kib // 1024} MiB")
+        if agree != len(b):
+            raise SystemExit("the two graders disagree")
+
+
+if __name__ == "__main__":
+    main()
