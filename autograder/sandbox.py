@@ -6,10 +6,11 @@ then, when run as root, moves itself into new mount and network namespaces where
 tmpfs mounts hide the checkout, the submissions and every temp folder. For each job it
 forks a child that starts its own session, takes rlimits (memory, processes, file size),
 drops to an unprivileged uid of its own, executes the submission's cells and calls the
-functions. The zygote watches every step against a wall-clock deadline and kills the
-child's whole process group (and, as root, every process of its uid) when it is done,
-over time or dead; then it starts a fresh child for the steps that remain, so a cell that
-hangs or an exercise that crashes costs only itself.
+functions. Children are forked ahead of their job and cleaned up after the reply, both
+while the grader judges. The zygote watches every step against a wall-clock deadline and
+kills the child's whole process group (and, as root, every process of its uid) when it is
+done, over time or dead; then it starts a fresh child for the steps that remain, so a
+cell that hangs or an exercise that crashes costs only itself.
 
 Only plain data crosses back (see wire.py); comparisons happen in the grader.
 """
@@ -47,7 +48,7 @@ PRELOAD = (
 @dataclass
 class ExerciseRun:
     """What one exercise's calls produced in the sandbox."""
-    status: str  # "ok", "timeout" or "crashed"
+    status: str  # "ok", "timeout" or "crashed" ("empty" from grade.py: nothing could run)
     outcomes: list = field(default_factory=list)  # one dict per call that finished
     detail: str = ""  # why it timed out or crashed, in a sentence
 
@@ -317,6 +318,8 @@ class _Zygote:
                         for k in range(len(names)):
                             results.setdefault(k, {"status": "crashed", "detail": "the sandbox process died"})
                     break
+            if output:  # a restart replays the earlier cells, so their prints come twice
+                output += "\n--- restarted after a cell or exercise that hung or crashed ---\n"
             output += self._read_output(workdir)
             self.finished.append((pid, r, workdir))
             if next_ex < len(names):

@@ -63,15 +63,17 @@ def tree_rss_kib(pid: int) -> int:
 
 def run_measured(cmd: list[str], cwd: Path, env=None) -> tuple[float, int]:
     """Wall seconds and peak resident KiB of the whole process tree."""
-    start = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    peak = 0
-    while proc.poll() is None:
-        peak = max(peak, tree_rss_kib(proc.pid))
-        time.sleep(0.05)
-    seconds = time.monotonic() - start
-    if proc.returncode != 0:
-        raise SystemExit(f"{cmd[2:4]} failed: {proc.stderr.read()[-2000:]}")
+    with tempfile.TemporaryFile("w+") as log:  # a file, not a pipe: nbgrader logs more than a pipe holds
+        start = time.monotonic()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=log, text=True)
+        peak = 0
+        while proc.poll() is None:
+            peak = max(peak, tree_rss_kib(proc.pid))
+            time.sleep(0.05)
+        seconds = time.monotonic() - start
+        if proc.returncode != 0:
+            log.seek(0)
+            raise SystemExit(f"{cmd[2:4]} failed: {log.read()[-2000:]}")
     return seconds, peak
 
 

@@ -129,3 +129,22 @@ def test_gradebook_receives_the_scores(uninterrupted, flat_class, tmp_path):
     with Gradebook(url) as gb:
         assert gb.find_submission("ps2", "ada").score == 36
         assert gb.find_grade("causal_mask", "ps2", "ps2", "zed").score == 0
+
+
+def test_progress_bar_shows_count_rate_and_eta_on_a_terminal(capsys):
+    from autograder.batch import Progress
+
+    bar = Progress(total=4, done=1, enabled=True)
+    bar.step()
+    bar.close()
+    err = capsys.readouterr().err
+    assert "2/4" in err and "/s ETA" in err and err.endswith("\n")
+
+
+def test_progress_bar_is_silent_when_disabled(capsys):
+    from autograder.batch import Progress
+
+    bar = Progress(total=4, done=0, enabled=False)
+    bar.step()
+    bar.close()
+    assert capsys.readouterr().err == ""
