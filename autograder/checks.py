@@ -62,6 +62,10 @@ def run_judge(check: Check, outcomes: list[dict], ref) -> Verdict:
         return check.judge(outcomes, ref)
     except Fail as f:
         return f.verdict
+    except Exception as e:  # noqa: BLE001 - an output of a form no judge foresaw fails only this check
+        func = check.name.split(":")[0]
+        return Verdict(False, f"{func} returned something of an unexpected form, so this check could not "
+                              f"read it ({type(e).__name__}: {' '.join(str(e).split())[:200]}).")
 
 
 # ---------------------------------------------------------------- reading outcomes
@@ -114,7 +118,10 @@ def leaves_inputs_unchanged(call: Call, points: float = 1) -> Check:
     before = [a for a in (*call.args, *call.kwargs.values()) if isinstance(a, np.ndarray)]
 
     def judge(outcomes, ref):
-        returned(outcomes[0], call.func)
+        value = returned(outcomes[0], call.func)
+        if ref is not None and _shapes(value) != _shapes(ref.solution(call.func)(*call.args, **call.kwargs)):
+            # Leaving inputs alone earns nothing for a function that does not do the work.
+            raise Fail(f"{call.func} returned results of the wrong shape, so this check does not count yet.")
         after = outcomes[0].get("inputs_after")
         if not isinstance(after, list) or len(after) != len(before) or any(
                 not isinstance(a, np.ndarray) or a.shape != b.shape or not np.array_equal(a, b, equal_nan=True)
@@ -123,6 +130,13 @@ def leaves_inputs_unchanged(call: Call, points: float = 1) -> Check:
                        "`*=` or `out=`). Work on new arrays: callers keep using their inputs after the call.")
         return Verdict(True, f"{call.func} leaves its inputs unchanged.")
     return Check(f"{call.func}: leaves its inputs unchanged", points, (echo,), judge)
+
+
+def _shapes(value) -> list:
+    """The shapes of the arrays in a returned value, in order: its form, without its numbers."""
+    if isinstance(value, (tuple, list)):
+        return [_shapes(v) for v in value]
+    return getattr(value, "shape", type(value).__name__)
 
 
 # ---------------------------------------------------------------- comparing arrays

@@ -97,7 +97,8 @@ def _to_json(x, arrays, depth):
 def _add(arrays: dict, a: np.ndarray) -> str:
     """Store an array once however often the tree holds it; a plain ndarray, never a subclass."""
     if id(a) not in arrays:
-        arrays[id(a)] = (f"a{len(arrays)}", np.ascontiguousarray(np.asarray(a)))
+        a = np.asarray(a)  # a plain ndarray; not ascontiguousarray, which makes 0-d arrays 1-d
+        arrays[id(a)] = (f"a{len(arrays)}", a if a.flags.c_contiguous else a.copy(order="C"))
     return arrays[id(a)][0]
 
 

@@ -24,8 +24,9 @@ def _t3(outcomes, ref):
 
 def _float(outcomes, ref):
     M = as_array(returned(outcomes[0], F), F, "the mask")
-    if M.dtype.kind != "f":
-        raise Fail(f"the mask should be a float array (it holds -inf), not {M.dtype}.")
+    if M.dtype.kind != "f" or M.shape != (3, 3):
+        raise Fail(f"causal_mask(3) should be a (3, 3) float array (it holds -inf); yours is {M.dtype} "
+                   f"of shape {M.shape}.")
     return Verdict(True, "the mask is a float array.")
 
 

@@ -57,6 +57,7 @@ def checks(rng):
     seeds = rng.integers(0, 2**31, size=4)
     calls = {d: Call(F, (d, 2000, 8, Rng(int(s)))) for d, s in zip((4, 16, 64, 256), seeds)}
     c_visible = Call(F, (16, 2000, 8, Rng(16)))
+    c_other = Call(F, (int(rng.choice([24, 32, 48])), 2000, int(rng.choice([3, 5, 6])), Rng(int(seeds[0]) + 1)))
     return [
         Check("score_spread: std of scores at d = 16 is about 4", 1, (c_visible,), _std(16), visible=True),
         Check("score_spread: top weights at d = 16", 1, (c_visible,),
@@ -67,4 +68,22 @@ def checks(rng):
               each(_top(4, False), _top(64, False))),
         Check("score_spread: scaled softmax stays the same with d", 2, (calls[4], calls[256]),
               each(_top(4, True), _top(256, True))),
+        Check("score_spread: a width and key count not in the table", 1, (c_other,), _like_reference(c_other)),
     ]
+
+
+def _like_reference(call):
+    d, n_rows, n_keys, _ = call.args
+
+    def judge(outcomes, ref):
+        got = _three_floats(outcomes[0])
+        # The draws are free: compare with the reference on draws of its own, within their spread.
+        want = ref.solution(F)(d, n_rows, n_keys, np.random.default_rng(d * 1000 + n_keys))
+        names = ("std", "top_unscaled", "top_scaled")
+        tols = (0.06 * np.sqrt(d), TOL, TOL)
+        off = [f"{n} should be about {w:.3f}, yours is {g:.3f}" for n, g, w, t in zip(names, got, want, tols)
+               if abs(g - w) > t]
+        if off:
+            raise Fail(f"at d = {d} with {n_keys} keys: " + "; ".join(off) + ".")
+        return Verdict(True, f"the statistics are right at d = {d} with {n_keys} keys.")
+    return judge
