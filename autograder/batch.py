@@ -65,9 +65,13 @@ def _start_worker(hide: list[str]) -> None:
 
 
 def _grade_one(entry: Entry, assignment: str, out: str, timeout: float) -> dict:
-    from .grade import grade
+    from .grade import grade, ungraded
 
-    results = grade(entry.path, assignment, sandbox=_sandbox, student=entry.student, timeout=timeout)
+    try:
+        results = grade(entry.path, assignment, sandbox=_sandbox, student=entry.student, timeout=timeout)
+    except Exception as e:  # noqa: BLE001 - one submission the grader cannot handle must not stop the class
+        results = ungraded(assignment, entry.student, f"the grader failed on this submission "
+                                                      f"({type(e).__name__}: {e}); ask your instructor")
     _write_student(Path(out), entry.student, assignment, results)
     return summarize(entry.student, results)
 

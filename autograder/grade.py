@@ -88,3 +88,10 @@ def to_test_result(exercise: str, check: Check, verdict: Verdict) -> TestResult:
         name=check.name, score=check.points if verdict.passed else 0, max_score=check.points,
         status="passed" if verdict.passed else "failed", output=verdict.message,
         visibility="visible" if check.visible else "after_due_date", tags=tags, extra_data=extra)
+
+
+def ungraded(assignment: str, student: str, reason: str) -> Results:
+    """Every check failed with ``reason``: the record of a submission that could not be graded."""
+    tests = [to_test_result(name, check, Verdict(False, reason))
+             for name, cs in plan(assignment, student).items() for check in cs]
+    return Results(score=0, max_score=sum(t.max_score for t in tests), execution_time=0.0, output=reason, tests=tests)

@@ -148,3 +148,17 @@ def test_progress_bar_is_silent_when_disabled(capsys):
     bar.step()
     bar.close()
     assert capsys.readouterr().err == ""
+
+
+def test_a_submission_the_grader_fails_on_still_gets_a_results_file(tmp_path, monkeypatch):
+    import autograder.grade
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the sandbox process failed to start")
+
+    (tmp_path / "class").mkdir()
+    shutil.copy(CORPUS / "correct_straightforward.py", tmp_path / "class" / "ada.py")
+    monkeypatch.setattr(autograder.grade, "grade", broken)
+    rows = grade_batch(tmp_path / "class", "ps2", tmp_path / "out", jobs=1, progress=False)
+    assert rows[0]["score"] == 0
+    assert "the grader failed on this submission" in json.loads((tmp_path / "out" / "ada.json").read_text())["output"]
