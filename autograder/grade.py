@@ -48,7 +48,7 @@ def grade(path: str | Path, assignment: str, *, sandbox: Sandbox, student: str |
     else:
         runs = {name: ExerciseRun("empty") for name in checks}
         problems, printed = sub.problems or ["the submission has no code"], ""
-    ref = reference.load()
+    ref = reference.Answers(reference.load())
     tests = []
     for name, cs in checks.items():
         tests += _judge_exercise(name, cs, runs[name], ref, timeout)
