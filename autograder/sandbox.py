@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import wire
+from .errors import GraderError
 
 OUTPUT_LIMIT = 8_000  # characters of a submission's stdout/stderr kept for feedback
 RESULT_LIMIT = 256 << 20  # bytes one exercise may send back
@@ -500,7 +501,7 @@ class Sandbox:
         kind, payload = self._reader.next(time.monotonic() + 60)
         if kind != b"H":
             self.close()
-            raise RuntimeError("the sandbox process failed to start")
+            raise GraderError("the sandbox process failed to start")
         self.isolated = payload == b"isolated"
 
     def close(self) -> None:
@@ -532,9 +533,7 @@ class Sandbox:
             raw = wire.decode(payload)
         except (OSError, RuntimeError, ValueError) as e:
             self.close()  # the next run starts a fresh zygote
-            return SandboxResult(
-                {n: ExerciseRun("crashed", detail=f"the sandbox failed ({e})") for n, _ in exercises},
-                [], "", 0.0)
+            raise GraderError(f"the sandbox failed ({e})") from e
         runs = {}
         for name, r in raw["exercises"].items():
             if r["status"] == "ok":
