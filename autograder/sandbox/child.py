@@ -1,0 +1,174 @@
+"""The only code that runs beside student code.
+
+A child is forked by the zygote, confines itself (``confine``), says SETUP_OK or
+SETUP_FAILED on its results pipe, and only then receives its job from the grader: the
+plan, the compiled cells and the calls. It runs the cells, calls the functions, sends back
+plain data (wire.py) and ends. It never returns into the zygote's code.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass
+
+from .. import wire
+from . import confine
+from .limits import Limits
+from .protocol import Kind, Reader, send
+
+JOB_LIMIT = 1 << 32  # the grader's own job frame: inputs can be large, and it is trusted
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What the zygote hands a child at fork: where and how to confine itself. No job data."""
+    level: str  # "full", "uid" or "none"
+    uid: int  # its own uid (full and uid levels)
+    workdir: str  # its folder at the uid and none levels; the full level mounts its own
+    job_fd: int
+    result_fd: int
+    output_fd: int
+    cgroup_procs: tuple[int, ...]
+    limits: Limits
+    read_only: tuple[str, ...]  # what Landlock lets it read
+    landlock: bool
+    seccomp: bool
+
+
+def main(spec: Spec) -> None:
+    """Runs in the forked child. Never returns."""
+    try:
+        workdir = confine_self(spec)
+    except BaseException as e:  # noqa: BLE001 - the grader must hear why, not see silence
+        try:
+            send(spec.result_fd, Kind.SETUP_FAILED, one_line(e).encode())
+        finally:
+            os._exit(0)
+    try:
+        send(spec.result_fd, Kind.SETUP_OK)
+        reader = Reader(spec.job_fd, JOB_LIMIT)
+        plan, job = reader.next(), reader.next()
+        os.close(spec.job_fd)
+        if not plan or not job or plan[0] is not Kind.PLAN or job[0] is not Kind.JOB:
+            os._exit(0)
+        plan, job = wire.decode(plan[1]), wire.decode(job[1])
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (int(plan["memory"]), int(plan["memory"])))
+        cpu = int(plan["cpu_seconds"])
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+        del workdir
+        run(job["cells"], job["exercises"], int(plan["start"]), set(plan["skip"]), spec.result_fd)
+    except BaseException:  # noqa: BLE001 - whatever happens, the child must not return
+        pass
+    os._exit(0)
+
+
+def confine_self(spec: Spec) -> str:
+    os.setsid()
+    keep = sorted({spec.job_fd, spec.result_fd, spec.output_fd, *spec.cgroup_procs})
+    low = 3
+    for fd in keep:  # the zygote's socket, the other children's pipes: none of its business
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 20)
+    workdir = spec.workdir
+    if spec.level == "full":
+        workdir = confine.child_namespaces(spec.uid, spec.limits.disk)
+    confine.Cgroups.join(list(spec.cgroup_procs))
+    os.chdir(workdir)
+    os.dup2(spec.output_fd, 1)
+    os.dup2(spec.output_fd, 2)
+    os.close(spec.output_fd)
+    devnull = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a huge file write fails, not kills
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    confine.set_limits(spec.limits.processes, cpu_seconds=3600, file_size=spec.limits.file_size)
+    if spec.level in ("full", "uid"):
+        confine.drop_to(spec.uid)
+    confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid change, which clears it
+    if spec.landlock:
+        confine.landlock(list(spec.read_only), {"/dev/null": 1 << 1 | 1 << 2, "/dev/urandom": 1 << 2}, workdir)
+    if spec.seccomp:
+        confine.seccomp()
+    os.environ.clear()
+    os.environ.update({"HOME": workdir, "TMPDIR": workdir, "PATH": "/usr/bin:/bin",
+                       "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
+    sys.stdout = open(1, "w", buffering=1, closefd=False)
+    sys.stderr = open(2, "w", buffering=1, closefd=False)
+    return workdir
+
+
+def run(cells, exercises, start_exercise, skip, result_fd):
+    import marshal
+    import types
+
+    me = os.getpid()
+
+    def report(kind: Kind, payload: bytes = b"") -> None:
+        # A process the submission forked runs this loop too: it must not speak, only end.
+        if os.getpid() != me:
+            os._exit(0)
+        send(result_fd, kind, payload)
+
+    module = types.ModuleType("submission")
+    module.__dict__["display"] = print  # notebooks call display(); plain print will do
+    sys.modules["submission"] = module  # @dataclass looks its module up here
+    for i, code in enumerate(cells):
+        if i in skip:
+            continue
+        report(Kind.CELL, str(i).encode())
+        try:
+            exec(marshal.loads(code) if isinstance(code, bytes) else compile(code, f"<cell {i + 1}>", "exec"),
+                 module.__dict__)
+        except BaseException as e:  # noqa: BLE001 - sys.exit and Ctrl-C in a cell too
+            report(Kind.PROBLEM, f"{i}:{one_line(e)}".encode())
+    for k in range(start_exercise, len(exercises)):
+        name, calls = exercises[k]
+        report(Kind.EXERCISE, str(k).encode())
+        outcomes = [call_one(module.__dict__.get(f), f, args, kwargs, echo) for f, args, kwargs, echo in calls]
+        report(Kind.RESULT, wire.encode(outcomes))
+    report(Kind.DONE)
+
+
+def call_one(func, func_name, args, kwargs, echo=False) -> dict:
+    """Call one function on private copies of the inputs; report its value or its error.
+
+    With ``echo``, the copies come back too, as the function left them: whether it changed
+    its inputs is judged by the grader, not by numpy in here, which a submission can patch.
+    Runs on the untrusted side (and in a student's own kernel for self-checks).
+    """
+    import traceback
+    import warnings
+
+    import numpy as np
+
+    if not callable(func):
+        return {"error": "NameError", "message": f"no function named {func_name} was defined"}
+    copy = lambda v: np.array(v, copy=True) if isinstance(v, np.ndarray) else v  # noqa: E731
+    args = tuple(copy(a) for a in wire.materialize(args))
+    kwargs = {k: copy(v) for k, v in wire.materialize(kwargs).items()}
+    start = time.perf_counter()
+    try:
+        # Warnings would reach stderr, and nbgrader gives 0 to a cell that writes there.
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            value = func(*args, **kwargs)
+    except BaseException as e:  # noqa: BLE001
+        tb = traceback.extract_tb(e.__traceback__)
+        # Cells are compiled as "<cell 3>" (a notebook) or "<line 12>" (a .py, at its own line numbers).
+        where = next((f"{f.filename.strip('<>')} line {f.lineno}" if f.filename.startswith("<cell")
+                      else f"line {f.lineno}" for f in reversed(tb) if f.filename.startswith(("<cell", "<line"))), "")
+        return {"error": type(e).__name__, "message": one_line(e), "where": where}
+    outcome = {"value": value, "seconds": time.perf_counter() - start}
+    if echo:
+        outcome["inputs_after"] = [a for a in (*args, *kwargs.values()) if isinstance(a, np.ndarray)]
+    return outcome
+
+
+def one_line(e: BaseException) -> str:
+    text = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    return " ".join(text.split())[:300]

@@ -1,0 +1,413 @@
+"""The kernel's confinement primitives, one function each, called through libc.
+
+Which of them a machine allows decides the isolation level (see ``probe``):
+
+- ``full``: root with CAP_SYS_ADMIN. The zygote builds an allow-list root (``allow_list_root``)
+  and pivots into it; each child gets new pid, mount, network and IPC namespaces, its own
+  tmpfs as its folder, and a cgroup when the grader can create one.
+- ``uid``: root without CAP_SYS_ADMIN (Docker's default capabilities, as on Gradescope).
+  Each child gets a uid of its own; what it wrote outside its folder is removed after it.
+- ``none``: not root. The child runs as the grader's user.
+
+At every level, where the kernel has them, Landlock limits the child to the same allow-list
+(read-only Python, ``/dev/null``, ``/dev/urandom``, its own folder), scopes its signals and
+abstract sockets to itself, and a seccomp filter refuses sockets and new namespaces.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+import resource
+import shutil
+import site
+import stat
+import struct
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+libc = ctypes.CDLL(None, use_errno=True)
+
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x08000000, 0x20000000, 0x40000000
+CLONE_NEWUSER = 0x10000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
+MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
+MNT_DETACH = 2
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, PR_SET_CHILD_SUBREAPER = 1, 38, 22, 36
+
+_ARCH = platform.machine()
+# name -> number, per architecture (the newer calls share one number everywhere)
+_SYSCALLS = {
+    "x86_64": dict(pivot_root=155, socket=41, ptrace=101, unshare=272, setns=308, clone=56, mount=165,
+                   umount2=166, bpf=321, userfaultfd=323, perf_event_open=298, keyctl=250, add_key=248,
+                   request_key=249, process_vm_readv=310, process_vm_writev=311),
+    "aarch64": dict(pivot_root=41, socket=198, ptrace=117, unshare=97, setns=268, clone=220, mount=40,
+                    umount2=39, bpf=280, userfaultfd=282, perf_event_open=241, keyctl=219, add_key=217,
+                    request_key=218, process_vm_readv=270, process_vm_writev=271),
+}.get(_ARCH, {})
+_SYSCALLS.update(clone3=435, io_uring_setup=425, io_uring_enter=426, io_uring_register=427,
+                 open_tree=428, move_mount=429, fsopen=430, fsconfig=431, fsmount=432, fspick=433,
+                 mount_setattr=442, landlock_create_ruleset=444, landlock_add_rule=445,
+                 landlock_restrict_self=446)
+_AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}.get(_ARCH)
+
+
+def _check(ret: int, what: str) -> int:
+    if ret < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+    return ret
+
+
+def unshare(flags: int) -> None:
+    _check(libc.unshare(flags), "unshare")
+
+
+def setns(fd: int, nstype: int) -> None:
+    _check(libc.setns(fd, nstype), "setns")
+
+
+def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    enc = lambda s: None if s is None else s.encode()  # noqa: E731
+    _check(libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)), f"mount {target}")
+
+
+def prctl(option: int, arg: int = 0) -> None:
+    _check(libc.prctl(option, ctypes.c_ulong(arg), 0, 0, 0), f"prctl {option}")
+
+
+# ---------------------------------------------------------------- what the child may see
+
+def python_paths(exclude: list[str]) -> list[str]:
+    """The folders a submission's imports may read: the interpreter's prefixes and package
+    folders, never the grader's own source or anything in ``exclude``."""
+    own = str(Path(__file__).resolve().parents[2])  # the checkout or site-packages holding autograder
+    candidates = {sys.base_prefix, sys.prefix, sys.exec_prefix, sys.base_exec_prefix, *site.getsitepackages()}
+    candidates |= {p for p in sys.path if p and ("site-packages" in p or "dist-packages" in p)}
+    out = set()
+    for p in candidates:
+        if not os.path.isdir(p):
+            continue
+        p = os.path.realpath(p)
+        if p == own and not p.endswith(("site-packages", "dist-packages")):
+            continue  # an editable install: the checkout itself, solutions beside it
+        if any(_inside(x, p) for x in exclude):
+            continue  # a folder holding something hidden is never shown whole
+        out.add(p)
+    return _outermost(out)
+
+
+SYSTEM = ("/usr", "/lib", "/lib64", "/lib32", "/libx32")  # the C libraries extension modules load
+FILES = ("/etc/ld.so.cache",)  # how the dynamic loader finds them
+DEVICES = ("/dev/null", "/dev/urandom")
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _outermost(paths) -> list[str]:
+    kept: list[str] = []
+    for p in sorted(paths, key=len):
+        if not any(_inside(p, k) for k in kept):
+            kept.append(p)
+    return sorted(kept)
+
+
+def read_only_paths(exclude: list[str]) -> list[str]:
+    return _outermost({os.path.realpath(p) for p in (*python_paths(exclude), *SYSTEM) if os.path.isdir(p)})
+
+
+# ---------------------------------------------------------------- full: the allow-list root
+
+def allow_list_root(exclude: list[str]) -> None:
+    """In a new mount namespace, make ``/`` a read-only tmpfs holding only the allow-list:
+    the Python installation and system libraries (read-only, no setuid), ``/dev/null``,
+    ``/dev/urandom`` and an empty ``/tmp`` where each child mounts its own folder."""
+    unshare(CLONE_NEWNS)
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    sources = {p: os.open(p, os.O_PATH | os.O_CLOEXEC) for p in (*read_only_paths(exclude), *FILES, *DEVICES)
+               if os.path.exists(p)}
+    links = {p: os.readlink(p) for p in SYSTEM if os.path.islink(p)}
+    new = "/tmp"  # any folder will do as the mount point: the sources are held open above
+    mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755")
+    for path, fd in sources.items():
+        target = new + path
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            os.makedirs(target, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            open(target, "w").close()
+        mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
+        flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID
+        if not path.startswith("/dev/"):
+            flags |= MS_NODEV
+        mount(None, target, None, flags)
+        os.close(fd)
+    for path, dest in links.items():
+        if not os.path.lexists(new + path):
+            os.symlink(dest, new + path)
+    os.mkdir(new + "/tmp", 0o755)
+    os.mkdir(new + "/.old")
+    _check(libc.syscall(_SYSCALLS["pivot_root"], new.encode(), (new + "/.old").encode()), "pivot_root")
+    os.chdir("/")
+    _check(libc.umount2(b"/.old", MNT_DETACH), "umount old root")
+    os.rmdir("/.old")
+    mount(None, "/", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def child_namespaces(uid: int, disk: int) -> str:
+    """In a child at the full level: its own mount, network and IPC namespaces (its pid
+    namespace was made at fork), and an empty tmpfs of its own at /tmp. Returns its folder."""
+    unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC)
+    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={disk},mode=700,uid={uid},gid={uid}")
+    return "/tmp"
+
+
+# ---------------------------------------------------------------- every level: rlimits and uid
+
+def set_limits(processes: int, cpu_seconds: int, file_size: int) -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
+    if os.geteuid() == 0:
+        resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
+
+
+def drop_to(uid: int) -> None:
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+
+
+def sweep_uid(uid: int) -> None:
+    """Kill every process of ``uid``, wherever it is, from a root process.
+
+    kill(-1) reaches every process the caller may signal and is atomic against fork (a
+    fork that races it fails). With the real uid set to ``uid + 1``, which no process has,
+    and the effective uid to ``uid``, the caller may signal exactly ``uid``'s processes,
+    while none of them may signal it back, or stop it midway: the saved uid stays root,
+    so the caller returns to root afterwards."""
+    os.setresuid(uid + 1, uid, 0)
+    try:
+        os.kill(-1, 9)
+    except ProcessLookupError:
+        pass
+    finally:
+        os.setresuid(0, 0, 0)
+
+
+# ---------------------------------------------------------------- every level: Landlock
+
+_FS_V1 = (1 << 13) - 1  # execute .. make_sym
+_FS_BY_ABI = {1: _FS_V1, 2: _FS_V1 | 1 << 13, 3: _FS_V1 | 3 << 13, 4: _FS_V1 | 3 << 13,
+              5: _FS_V1 | 7 << 13}
+_READ = 1 | 1 << 2 | 1 << 3  # execute, read_file, read_dir
+_FILE_RIGHTS = 1 | 1 << 1 | 1 << 2 | 1 << 14  # the rights a rule on a file (not a folder) may grant
+
+
+def landlock_abi() -> int:
+    if _ARCH not in ("x86_64", "aarch64"):
+        return 0
+    n = libc.syscall(_SYSCALLS["landlock_create_ruleset"], None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    return max(n, 0)
+
+
+def landlock(read_only: list[str], devices: dict[str, int], workdir: str) -> None:
+    """Allow reading ``read_only``, ``devices`` with the given rights, everything in
+    ``workdir``; deny every other file access, TCP, and signals or abstract sockets that
+    leave this process and its descendants."""
+    abi = landlock_abi()
+    if abi < 1:
+        raise OSError("Landlock is not available")
+    fs = _FS_BY_ABI.get(abi, _FS_BY_ABI[5])
+    net = 3 if abi >= 4 else 0  # bind_tcp, connect_tcp
+    scoped = 3 if abi >= 6 else 0  # abstract unix sockets, signals
+    attr = struct.pack("=QQQ", fs, net, scoped) if abi >= 6 else struct.pack("=QQ", fs, net) if abi >= 4 \
+        else struct.pack("=Q", fs)
+    buf = ctypes.create_string_buffer(attr, len(attr))
+    ruleset = _check(libc.syscall(_SYSCALLS["landlock_create_ruleset"], buf, ctypes.c_size_t(len(attr)),
+                                  ctypes.c_uint32(0)), "landlock_create_ruleset")
+    try:
+        rules = [(p, _READ) for p in read_only] + list(devices.items()) + [(workdir, fs)]
+        for path, rights in rules:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                if not stat.S_ISDIR(os.fstat(fd).st_mode):
+                    rights &= _FILE_RIGHTS
+                rule = ctypes.create_string_buffer(struct.pack("=Qi", rights & fs, fd), 12)
+                _check(libc.syscall(_SYSCALLS["landlock_add_rule"], ruleset, 1, rule, 0), f"landlock rule {path}")
+            finally:
+                os.close(fd)
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+        _check(libc.syscall(_SYSCALLS["landlock_restrict_self"], ruleset, 0), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+
+
+# ---------------------------------------------------------------- every level: seccomp
+
+_DENIED = ("socket", "ptrace", "unshare", "setns", "mount", "umount2", "pivot_root", "bpf", "userfaultfd",
+           "perf_event_open", "keyctl", "add_key", "request_key", "process_vm_readv", "process_vm_writev",
+           "io_uring_setup", "io_uring_enter", "io_uring_register", "open_tree", "move_mount", "fsopen",
+           "fsconfig", "fsmount", "fspick", "mount_setattr")
+_EPERM, _ENOSYS = 1, 38
+
+
+def seccomp_available() -> bool:
+    return _AUDIT_ARCH is not None and "socket" in _SYSCALLS
+
+
+def seccomp() -> None:
+    """Refuse sockets, new namespaces, tracing and the kernel's other side doors (EPERM);
+    clone3 answers ENOSYS, so that fork falls back to clone, whose flags the filter reads."""
+    if not seccomp_available():
+        raise OSError("no seccomp filter for this architecture")
+    LD, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06
+    ALLOW, KILL, ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
+    prog = [(LD, 0, 0, 4), (JEQ, 1, 0, _AUDIT_ARCH), (RET, 0, 0, KILL), (LD, 0, 0, 0)]
+    if _ARCH == "x86_64":
+        prog += [(JGE, 0, 1, 0x40000000), (RET, 0, 0, ERRNO | _ENOSYS)]  # the x32 ABI's numbers
+    for name in _DENIED:
+        prog += [(JEQ, 0, 1, _SYSCALLS[name]), (RET, 0, 0, ERRNO | _EPERM)]
+    prog += [(JEQ, 0, 1, _SYSCALLS["clone3"]), (RET, 0, 0, ERRNO | _ENOSYS)]
+    prog += [(JEQ, 0, 3, _SYSCALLS["clone"]), (LD, 0, 0, 16),  # clone's flags, low 32 bits
+             (JSET, 0, 1, CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUSER | 0x04000000 | 0x02000000),
+             (RET, 0, 0, ERRNO | _EPERM)]
+    prog += [(RET, 0, 0, ALLOW)]
+    raw = b"".join(struct.pack("=HBBI", *ins) for ins in prog)
+    filt = ctypes.create_string_buffer(raw, len(raw))
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    fprog = Prog(len(prog), ctypes.addressof(filt))
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    _check(libc.prctl(PR_SET_SECCOMP, 2, ctypes.byref(fprog), 0, 0), "seccomp")
+
+
+# ---------------------------------------------------------------- every level: cgroups
+
+@dataclass
+class Cgroups:
+    """Per-submission memory, process and CPU limits, in cgroup v1 hierarchies or one v2
+    tree the grader can write to. ``dirs`` are descriptors of the zygote's own groups,
+    opened before it pivots away from /sys."""
+    dirs: list[tuple[str, int]]  # (controller, fd of the folder the zygote makes groups in)
+
+    @classmethod
+    def find(cls) -> "Cgroups | None":
+        found = []
+        try:
+            lines = Path("/proc/self/cgroup").read_text().splitlines()
+        except OSError:
+            return None
+        for line in lines:
+            _, controllers, path = line.split(":", 2)
+            for c in ("memory", "pids", "cpu"):
+                if c in controllers.split(","):
+                    base = Path("/sys/fs/cgroup") / c / path.lstrip("/")
+                    if base.is_dir() and os.access(base, os.W_OK):
+                        found.append((c, base))
+        if {c for c, _ in found} != {"memory", "pids", "cpu"}:
+            return None
+        dirs = []
+        for c, base in found:
+            mine = base / f"autograder-{os.getpid()}"
+            try:
+                mine.mkdir(exist_ok=True)
+            except OSError:
+                for _, fd in dirs:
+                    os.close(fd)
+                return None
+            dirs.append((c, os.open(mine, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)))
+        return cls(dirs)
+
+    def create(self, name: str, memory: int, processes: int) -> list[int]:
+        """Make the child's groups and set their limits; the descriptors of their task lists."""
+        procs = []
+        for c, fd in self.dirs:
+            os.mkdir(name, dir_fd=fd)
+            settings = {"memory": {"memory.limit_in_bytes": memory, "memory.memsw.limit_in_bytes": memory},
+                        "pids": {"pids.max": processes},
+                        "cpu": {"cpu.cfs_period_us": 100_000, "cpu.cfs_quota_us": 100_000}}[c]  # one core
+            for key, value in settings.items():
+                try:
+                    f = os.open(f"{name}/{key}", os.O_WRONLY, dir_fd=fd)
+                except FileNotFoundError:
+                    continue  # memsw exists only with swap accounting
+                try:
+                    os.write(f, str(value).encode())
+                finally:
+                    os.close(f)
+            procs.append(os.open(f"{name}/cgroup.procs", os.O_WRONLY | os.O_CLOEXEC, dir_fd=fd))
+        return procs
+
+    @staticmethod
+    def join(procs: list[int]) -> None:
+        for f in procs:
+            os.write(f, b"0")
+            os.close(f)
+
+    def remove(self, name: str) -> None:
+        for _, fd in self.dirs:
+            try:
+                os.rmdir(name, dir_fd=fd)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        for _, fd in self.dirs:
+            try:
+                os.rmdir(f"/proc/self/fd/{fd}")
+            except OSError:
+                pass
+            os.close(fd)
+
+
+def remove_owned(folder: str, uid: int) -> None:
+    """Remove what ``uid`` left directly in a shared, world-writable folder, never following
+    a link it made (shutil.rmtree works through descriptors on Linux)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return
+    try:
+        for entry in os.scandir(fd):
+            try:
+                st = entry.stat(follow_symlinks=False)
+                if st.st_uid != uid:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(os.path.join(folder, entry.name), ignore_errors=True)
+                else:
+                    os.unlink(entry.name, dir_fd=fd)
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
+
+
+def remove_ipc(uid: int) -> None:
+    """SysV shared memory outlives its process and escapes RLIMIT_AS: remove ``uid``'s."""
+    try:
+        lines = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
+    except OSError:
+        return
+    IPC_RMID = 0
+    for line in lines:
+        f = line.split()
+        if len(f) > 7 and f[7] == str(uid):
+            libc.shmctl(int(f[1]), IPC_RMID, None)
+    for kind, rm, col in (("sem", libc.semctl, 4), ("msg", libc.msgctl, 7)):
+        try:
+            for line in Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]:
+                f = line.split()
+                if len(f) > col and f[col] == str(uid):
+                    rm(int(f[1]), *((0, IPC_RMID) if kind == "sem" else (IPC_RMID, None)))
+        except OSError:
+            pass

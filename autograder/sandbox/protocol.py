@@ -1,0 +1,95 @@
+"""The frames that cross the sandbox's pipes, and a reader that never trusts them.
+
+A frame is one kind byte, an 8-byte big-endian length, and the payload. A child speaks on
+its results pipe in this order, and the grader reads nothing else:
+
+    SETUP_OK | SETUP_FAILED(reason)           once, when it has confined itself
+    then, after the grader's PLAN and JOB frames:
+    ( CELL(i) [PROBLEM(i:message)] )*         each notebook cell it runs
+    ( EXERCISE(k) RESULT(outcomes) )*         each exercise it calls, from PLAN's start on
+    DONE
+
+Anything else (an unknown kind, a frame out of this order, a payload that does not parse,
+a length over the reader's limit) is a protocol error: the grader ends that child and
+records the step it was in as crashed. A frame never makes the reader allocate more than
+its limit, and a forged one costs the grader no more than reading it.
+"""
+from __future__ import annotations
+
+import enum
+import os
+import select
+import struct
+import time
+
+HEADER = struct.Struct(">cQ")
+
+
+class Kind(bytes, enum.Enum):
+    # child -> grader, on the results pipe
+    SETUP_OK = b"S"
+    SETUP_FAILED = b"F"
+    CELL = b"C"
+    PROBLEM = b"P"
+    EXERCISE = b"E"
+    RESULT = b"R"
+    DONE = b"D"
+    # grader -> child, on the job pipe
+    PLAN = b"L"
+    JOB = b"J"
+
+
+class ProtocolError(Exception):
+    """The other side sent something that is not a frame of this protocol."""
+
+
+class Timeout(Exception):
+    """No whole frame came before the deadline."""
+
+
+def send(fd: int, kind: Kind, payload: bytes = b"") -> None:
+    view = memoryview(HEADER.pack(kind.value, len(payload)) + payload)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class Reader:
+    """Reads frames from a pipe. ``next`` returns ``(Kind, payload)``, or ``None`` at the end
+    of the stream; it raises ``Timeout`` at the deadline and ``ProtocolError`` on a frame
+    that is not one (the stream is then useless: the caller ends the writer)."""
+
+    def __init__(self, fd: int, limit: int):
+        self.fd, self.limit, self.buf, self.eof = fd, limit, bytearray(), False
+
+    def next(self, deadline: float = float("inf"), also: dict | None = None):
+        """``also``: other descriptors to serve while waiting, each with a callback that reads
+        it and returns False at its end (it is then dropped from ``also``)."""
+        while True:
+            if len(self.buf) >= HEADER.size:
+                kind, n = HEADER.unpack_from(self.buf)
+                try:
+                    kind = Kind(kind)
+                except ValueError:
+                    raise ProtocolError(f"unknown frame kind {kind!r}") from None
+                if n > self.limit:
+                    raise ProtocolError(f"a frame of {n} bytes is over the limit of {self.limit}")
+                if len(self.buf) >= HEADER.size + n:
+                    payload = bytes(self.buf[HEADER.size : HEADER.size + n])
+                    del self.buf[: HEADER.size + n]
+                    return kind, payload
+            if self.eof:
+                if self.buf:
+                    raise ProtocolError("the stream ended inside a frame")
+                return None
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Timeout()
+            ready, _, _ = select.select([self.fd, *(also or ())], [], [], None if left == float("inf") else left)
+            for fd in ready:
+                if fd != self.fd and not also[fd](fd):
+                    del also[fd]
+            if self.fd in ready:
+                chunk = os.read(self.fd, 1 << 20)
+                if not chunk:
+                    self.eof = True
+                self.buf += chunk

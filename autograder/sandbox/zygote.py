@@ -1,0 +1,289 @@
+"""The zygote: a pristine process that forks confined children, and ends them.
+
+``python -m autograder.sandbox.zygote FD CONFIG`` is started by the grader's ``Sandbox``
+handle with one end of a socket pair. It imports numpy and the modules a submission may
+use, confines itself once (at the full level: new mount namespace, allow-list root), then
+serves three requests, each a small JSON message:
+
+    spawn         -> {"id", "pid", "uid"} with the child's job, results and output pipes
+    kill {"id"}   end that child and everything it started, and remove what it wrote
+    (end of file) end every child, clean up, exit
+
+It never sees a job, a result or a child's output: those go between the grader and the
+child directly. So a child, which starts as a copy of the zygote's memory, finds nothing
+of any other student in it, in any form. Children are forked ahead of their request, so
+forking is off the grader's critical path.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import sys
+from dataclasses import dataclass
+
+from . import child as child_mod
+from . import confine
+from .limits import Limits
+
+# What a submission may import: imported here, before the zygote confines itself.
+PRELOAD = (
+    "resource traceback marshal "
+    "abc array bisect cmath collections collections.abc contextlib copy dataclasses "
+    "decimal enum fractions functools heapq inspect itertools json math numbers operator "
+    "random re statistics string textwrap time timeit types typing warnings zipfile "
+    "numpy numpy.linalg numpy.random numpy.fft numpy.lib.stride_tricks numpy.testing"
+).split()
+
+UID_BASE = 1_200_000_000  # above the ranges useradd and /etc/subuid hand out; checked at start
+UID_SLOTS = 32  # uids a zygote rotates through; one is reused only after its child is swept
+SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock")
+
+
+@dataclass
+class Child:
+    id: int
+    pid: int
+    uid: int
+    slot: int
+    workdir: str | None  # the folder the zygote made for it (uid and none levels)
+    cgroup: str | None
+    fds: tuple[int, int, int]  # the grader's ends: job (write), results (read), output (read)
+
+
+class Zygote:
+    def __init__(self, limits: Limits, exclude: list[str]):
+        self.limits = limits
+        self.root = os.geteuid() == 0
+        self.level = "none"
+        self.layers: list[str] = []
+        self.cgroups = None
+        self.pidns = None
+        self.read_only = tuple(confine.read_only_paths(exclude))
+        self.exclude = exclude
+        self.uid_base = _uid_base(os.getpid())
+        self.free = list(range(UID_SLOTS))
+        self.children: dict[int, Child] = {}
+        self.ready: Child | None = None
+        self.counter = 0
+        self.private = None  # root-owned folder holding children's folders (uid and none levels)
+
+    # ---------------------------------------------------------------- confining itself
+
+    def confine(self) -> None:
+        confine.prctl(confine.PR_SET_CHILD_SUBREAPER, 1)  # a submission's orphans are ours to reap
+        if self.root:
+            self.pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+            self.cgroups = confine.Cgroups.find()
+            try:
+                confine.allow_list_root(self.exclude)
+                self.level = "full"
+                self.layers += ["namespaces", "allow-list root"]
+            except OSError:
+                # No CAP_SYS_ADMIN (Docker's default): grade with a uid per child.
+                if self.cgroups:
+                    self.cgroups.close()
+                    self.cgroups = None
+                os.close(self.pidns)
+                self.pidns = None
+                self.level = "uid"
+            self.layers.append("uid per child")
+            if self.cgroups:
+                self.layers.append("cgroup")
+        if self.level != "full":
+            self.private = _private_folder(self.root)
+        self.layers += self._probe_layers()
+
+    def _probe_layers(self) -> list[str]:
+        """Landlock and seccomp, where a throwaway child can apply them."""
+        found = []
+        for name, apply in (("landlock", lambda: confine.landlock(list(self.read_only), {}, "/")),
+                            ("seccomp", confine.seccomp)):
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    apply()
+                    os._exit(0)
+                except BaseException:  # noqa: BLE001
+                    os._exit(1)
+            _, status = os.waitpid(pid, 0)
+            if os.waitstatus_to_exitcode(status) == 0:
+                found.append(name)
+        return found
+
+    # ---------------------------------------------------------------- children
+
+    def spawn(self) -> Child:
+        slot = self.free.pop(0)
+        uid = self.uid_base + 2 * slot
+        self.counter += 1
+        workdir = cgroup = None
+        if self.level == "full":
+            workdir = "/tmp"
+        else:
+            workdir = os.path.join(self.private, secrets.token_hex(8))
+            os.mkdir(workdir, 0o700)
+            if self.level == "uid":
+                os.chown(workdir, uid, uid)
+        procs: list[int] = []
+        if self.cgroups:
+            cgroup = f"child-{self.counter}"
+            procs = self.cgroups.create(cgroup, self.limits.memory, self.limits.processes)
+        job_r, job_w = os.pipe()
+        res_r, res_w = os.pipe()
+        out_r, out_w = os.pipe()
+        if self.level == "full":
+            confine.unshare(confine.CLONE_NEWPID)  # the next fork is pid 1 of a namespace of its own
+        pid = os.fork()
+        if pid == 0:
+            child_mod.main(child_mod.Spec(
+                level=self.level, uid=uid, workdir=workdir, job_fd=job_r, result_fd=res_w, output_fd=out_w,
+                cgroup_procs=tuple(procs), limits=self.limits, read_only=self.read_only,
+                landlock="landlock" in self.layers, seccomp="seccomp" in self.layers))
+            os._exit(0)  # not reached
+        if self.pidns is not None:
+            confine.setns(self.pidns, confine.CLONE_NEWPID)  # back: later forks are the zygote's own
+        for fd in (job_r, res_w, out_w, *procs):
+            os.close(fd)
+        return Child(self.counter, pid, uid, slot, workdir if self.level != "full" else None, cgroup,
+                     (job_w, res_r, out_r))
+
+    def hand_out(self, sock: socket.socket) -> None:
+        c = self.ready or self.spawn()
+        self.ready = None
+        self.children[c.id] = c
+        socket.send_fds(sock, [json.dumps({"id": c.id, "pid": c.pid, "uid": c.uid}).encode()], list(c.fds))
+        for fd in c.fds:
+            os.close(fd)
+
+    def prepare(self) -> None:
+        if self.ready is None and self.free:
+            self.ready = self.spawn()
+
+    def end(self, c: Child) -> None:
+        """End a child and all it started; remove everything it wrote."""
+        try:
+            os.kill(c.pid, signal.SIGKILL)  # at the full level pid 1 of its namespace: all of it goes
+        except ProcessLookupError:
+            pass
+        if self.root:
+            confine.sweep_uid(c.uid)  # at the uid level, the processes that left its group too
+        try:
+            os.waitpid(c.pid, 0)
+        except ChildProcessError:
+            pass
+        self.reap()
+        if c.cgroup:
+            self.cgroups.remove(c.cgroup)
+        if c.workdir:
+            shutil.rmtree(c.workdir, ignore_errors=True)  # by descriptors: links it left are not followed
+        if self.level == "uid":
+            for folder in SHARED_WRITABLE:
+                confine.remove_owned(folder, c.uid)
+            confine.remove_ipc(c.uid)
+        self.free.append(c.slot)
+
+    def reap(self) -> None:
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+
+    def shutdown(self) -> None:
+        for c in [*self.children.values(), *([self.ready] if self.ready else [])]:
+            for fd in c.fds:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            self.end(c)
+        self.children.clear()
+        self.ready = None
+        if self.cgroups:
+            self.cgroups.close()
+        if self.private:
+            shutil.rmtree(self.private, ignore_errors=True)
+
+    # ---------------------------------------------------------------- the loop
+
+    def serve(self, sock: socket.socket) -> None:
+        sock.send(json.dumps({"level": self.level, "layers": self.layers}).encode())
+        self.prepare()
+        while True:
+            try:
+                data = sock.recv(4096)
+            except OSError:
+                data = b""
+            if not data:
+                return
+            try:
+                msg = json.loads(data)
+                op = msg["op"]
+            except (ValueError, KeyError, TypeError):
+                continue  # the grader is trusted, but a garbled request must not end the zygote
+            if op == "spawn":
+                self.hand_out(sock)
+            elif op == "kill" and msg.get("id") in self.children:
+                self.end(self.children.pop(msg["id"]))
+            self.prepare()
+
+
+def _uid_base(pid: int) -> int:
+    """This zygote's block of uids: a pair (child, sweeper) per slot, distinct across the
+    zygotes alive on the machine (their pids differ), and clear of every range in
+    /etc/subuid and /etc/subgid and every uid in /etc/passwd."""
+    taken = []
+    for path in ("/etc/subuid", "/etc/subgid"):
+        try:
+            for line in open(path):
+                parts = line.strip().split(":")
+                if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+                    taken.append((int(parts[1]), int(parts[1]) + int(parts[2])))
+        except OSError:
+            pass
+    try:
+        for line in open("/etc/passwd"):
+            parts = line.split(":")
+            if len(parts) > 2 and parts[2].isdigit():
+                taken.append((int(parts[2]), int(parts[2]) + 1))
+    except OSError:
+        pass
+    base = UID_BASE
+    while any(lo < base + (1 << 28) and base < hi for lo, hi in taken):
+        base += 1 << 28
+        if base > 3_500_000_000:
+            raise OSError("no free block of uids for the sandbox")
+    return base + (pid % (1 << 22)) * 2 * UID_SLOTS
+
+
+def _private_folder(root: bool) -> str:
+    """A folder only the zygote may create in; children get a random, unguessable one inside."""
+    import tempfile
+    path = tempfile.mkdtemp(prefix="autograder-")
+    os.chmod(path, 0o711 if root else 0o700)
+    return path
+
+
+def main() -> None:
+    sock = socket.socket(fileno=int(sys.argv[1]))
+    config = json.loads(sys.argv[2])
+    for name in PRELOAD:
+        importlib.import_module(name)
+    zygote = Zygote(Limits(**config["limits"]), config["exclude"])
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the grader's
+    try:
+        zygote.confine()
+        zygote.serve(sock)
+    finally:
+        zygote.shutdown()
+
+
+if __name__ == "__main__":
+    main()
