@@ -198,6 +198,21 @@ def sweep_uid(uid: int) -> None:
         os.setresuid(0, 0, 0)
 
 
+def uid_alive(uid: int) -> bool:
+    """Whether any process, zombies included, has ``uid`` as its real uid. (kill(-1, 0)
+    cannot tell: it succeeds whenever any other process exists.)"""
+    needle = f"\nUid:\t{uid}\t".encode()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/status", "rb") as f:
+                    if needle in f.read():
+                        return True
+            except OSError:
+                pass
+    return False
+
+
 # ---------------------------------------------------------------- every level: Landlock
 
 _FS_V1 = (1 << 13) - 1  # execute .. make_sym
@@ -393,21 +408,26 @@ def remove_owned(folder: str, uid: int) -> None:
 
 
 def remove_ipc(uid: int) -> None:
-    """SysV shared memory outlives its process and escapes RLIMIT_AS: remove ``uid``'s."""
-    try:
-        lines = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
-    except OSError:
-        return
+    """SysV IPC outlives its process and escapes RLIMIT_AS: remove ``uid``'s. Without
+    CAP_SYS_ADMIN only the owner may, so this is done as ``uid``, whose processes are gone."""
     IPC_RMID = 0
-    for line in lines:
-        f = line.split()
-        if len(f) > 7 and f[7] == str(uid):
-            libc.shmctl(int(f[1]), IPC_RMID, None)
-    for kind, rm, col in (("sem", libc.semctl, 4), ("msg", libc.msgctl, 7)):
+    found = []
+    for kind, column in (("shm", 7), ("sem", 4), ("msg", 7)):
         try:
-            for line in Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]:
-                f = line.split()
-                if len(f) > col and f[col] == str(uid):
-                    rm(int(f[1]), *((0, IPC_RMID) if kind == "sem" else (IPC_RMID, None)))
+            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
         except OSError:
-            pass
+            continue
+        found += [(kind, int(f[1])) for f in map(str.split, lines) if len(f) > column and f[column] == str(uid)]
+    if not found:
+        return
+    os.setresuid(-1, uid, -1)
+    try:
+        for kind, ident in found:
+            if kind == "shm":
+                libc.shmctl(ident, IPC_RMID, None)
+            elif kind == "sem":
+                libc.semctl(ident, 0, IPC_RMID)
+            else:
+                libc.msgctl(ident, IPC_RMID, None)
+    finally:
+        os.setresuid(-1, 0, -1)

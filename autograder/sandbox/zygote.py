@@ -24,6 +24,7 @@ import shutil
 import signal
 import socket
 import sys
+import time
 from dataclasses import dataclass
 
 from . import child as child_mod
@@ -166,17 +167,29 @@ class Zygote:
 
     def end(self, c: Child) -> None:
         """End a child and all it started; remove everything it wrote."""
-        try:
-            os.kill(c.pid, signal.SIGKILL)  # at the full level pid 1 of its namespace: all of it goes
-        except ProcessLookupError:
-            pass
+        for kill in (os.killpg, os.kill):  # at the full level pid 1 of its namespace: all of it goes
+            try:
+                kill(c.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         if self.root:
             confine.sweep_uid(c.uid)  # at the uid level, the processes that left its group too
+        else:
+            self.kill_orphans()  # as the grader's own user: what left the group came to us as orphans
         try:
             os.waitpid(c.pid, 0)
         except ChildProcessError:
             pass
         self.reap()
+        if self.level == "uid":
+            # Killed is not gone: a process freeing a GiB takes a while, and the uid is reused
+            # only once nothing of it is left (its orphans are ours to reap). At the full level
+            # the pid namespace went with its first process.
+            deadline = time.monotonic() + 10
+            while confine.uid_alive(c.uid) and time.monotonic() < deadline:
+                confine.sweep_uid(c.uid)
+                time.sleep(0.001)
+                self.reap()
         if c.cgroup:
             self.cgroups.remove(c.cgroup)
         if c.workdir:
@@ -186,6 +199,30 @@ class Zygote:
                 confine.remove_owned(folder, c.uid)
             confine.remove_ipc(c.uid)
         self.free.append(c.slot)
+
+    def kill_orphans(self) -> None:
+        """Kill the zygote's children that it did not fork itself: a submission's processes
+        that left their group, reparented here because the zygote is a subreaper."""
+        keep = {c.pid for c in self.children.values()} | ({self.ready.pid} if self.ready else set())
+        me = str(os.getpid())
+        for _ in range(100):
+            found = False
+            for entry in os.listdir("/proc"):
+                if not entry.isdigit() or int(entry) in keep:
+                    continue
+                try:
+                    stat = open(f"/proc/{entry}/stat").read()
+                except OSError:
+                    continue
+                if stat.rpartition(")")[2].split()[1] == me:
+                    found = True
+                    try:
+                        os.kill(int(entry), signal.SIGKILL)
+                    except OSError:
+                        pass
+            self.reap()
+            if not found:
+                return
 
     def reap(self) -> None:
         while True:

@@ -1,7 +1,10 @@
 # expect: full
 # The reference approach written plainly.
+# Its marker lets tests/test_isolation.py look for it from a later student's sandbox.
 
 import numpy as np
+
+MARKER = "CLASSMATE_MARKER_7f3a9c"
 
 
 def softmax(S, axis=-1):

@@ -1,0 +1,37 @@
+"""Grade files one after another with one sandbox, as a worker would; print what came out.
+
+tests/test_isolation.py runs this as root, without CAP_SYS_ADMIN, and as an unprivileged
+user, so that each isolation level is tried by the same attacks in the same order.
+Usage: isolation_runner.py ASSIGNMENT FILE... ; prints one JSON document on stdout.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ["AUTOGRADER_QUIET"] = "1"
+
+from autograder.grade import grade, hidden_paths  # noqa: E402
+from autograder.sandbox import Sandbox  # noqa: E402
+
+
+def main() -> None:
+    assignment, files = sys.argv[1], sys.argv[2:]
+    graded = []
+    with Sandbox(hide=hidden_paths(*{str(Path(f).parent) for f in files})) as sandbox:
+        level, layers = sandbox.level, sandbox.layers
+        for f in files:
+            start = time.monotonic()
+            r = grade(f, assignment, sandbox=sandbox, student=Path(f).stem, timeout=5)
+            graded.append({"file": Path(f).name, "score": r.score, "max_score": r.max_score,
+                           "seconds": time.monotonic() - start, "output": r.output,
+                           "exercises": r.exercise_scores()})
+    json.dump({"level": level, "layers": layers, "graded": graded, "uid": os.getuid()}, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
