@@ -22,11 +22,12 @@ def _matches(sizes, example=None):
             missing, extra = set(KEYS) - set(got), set(got) - set(KEYS)
             raise Fail(f"the dict's keys should be exactly {', '.join(KEYS)}"
                        + (f"; missing {sorted(missing)}" if missing else "") + (f"; unexpected {sorted(extra)}" if extra else "") + ".")
-        wrong = [k for k in KEYS if not (isinstance(got[k], tuple) and all(type(n) is int for n in got[k]) and got[k] == want[k])]
+        ints = {k for k in KEYS if isinstance(got[k], tuple) and all(type(n) is int for n in got[k])}
+        wrong = [k for k in KEYS if not (k in ints and got[k] == want[k])]
         if wrong:
-            lines = [f"  {k}: yours {got[k]!r}, expected {want[k]}" for k in wrong]
+            lines = [f"  {k}: yours {got[k]!r:.60}, expected {want[k]}" for k in wrong]
             B, T_q, T_k = sizes[:3]
-            swapped = [k for k in wrong if isinstance(got[k], tuple) and len(got[k]) == 3
+            swapped = [k for k in wrong if k in ints and len(got[k]) == 3
                        and tuple(got[k]) == (want[k][0], T_k, T_q) and T_q != T_k]
             mistake = "shape_tq_tk_swapped" if swapped else None
             head = (explain(mistake) + "\n") if mistake else ""

@@ -16,7 +16,9 @@ def _moves_like_head(call, X):
             raise Fail(f"W_OV should be (d, d) = {(d, d)}: it maps an embedding to what the head writes; yours is {W_OV.shape}.")
         # Attending fully to token x writes x W_V W_O: check that on a few tokens. X has more
         # tokens (7) than dimensions (5) and full column rank, so only W_V W_O passes.
-        expect_close(X @ W_OV, (X @ W_V) @ W_O, F, "what the head writes, x @ W_OV", X)
+        with np.errstate(all="ignore"):  # a student's inf or nan must not warn in the grader
+            got = X @ W_OV
+        expect_close(got, (X @ W_V) @ W_O, F, "what the head writes, x @ W_OV", X)
         return Verdict(True, "x @ W_OV is what the head writes for token x.")
     return judge
 

@@ -16,7 +16,9 @@ def _scores_agree(call, X):
             raise Fail(f"W_QK should be (d, d) = {(d, d)}, one entry per pair of embedding axes; yours is {W_QK.shape}.")
         # x_i W_QK x_j^T must equal q_i . k_j for every pair: a check that needs no reference.
         # X has more tokens (7) than dimensions (5) and full column rank, so only W_Q W_K^T passes.
-        expect_close(X @ W_QK @ X.T, (X @ W_Q) @ (X @ W_K).T, F, "scores x_i W_QK x_j^T", X)
+        with np.errstate(all="ignore"):  # a student's inf or nan must not warn in the grader
+            got = X @ W_QK @ X.T
+        expect_close(got, (X @ W_Q) @ (X @ W_K).T, F, "scores x_i W_QK x_j^T", X)
         return Verdict(True, "x_i W_QK x_j^T reproduces every score q_i · k_j.")
     return judge
 

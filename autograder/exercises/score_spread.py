@@ -16,9 +16,8 @@ def _three_floats(outcome):
     if not (isinstance(value, (tuple, list)) and len(value) == 3):
         raise Fail(f"score_spread should return three floats: (std, top_unscaled, top_scaled); it returned "
                    f"{describe_value(value)}.")
-    # Numbers only: float("4") of a string, or True as 1, is not a measurement.
-    if not all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
-               for v in value):
+    # Floats only (CONTRACTS.md): float("4") of a string, True as 1, or a rounded int is not a measurement.
+    if not all(isinstance(v, (float, np.floating)) for v in value):
         raise Fail("score_spread should return three floats: (std, top_unscaled, top_scaled); it returned "
                    + ", ".join(describe_value(v) for v in value) + ".")
     return tuple(float(v) for v in value)
