@@ -13,6 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import misconceptions
+from .errors import GraderError
 from .wire import Opaque
 
 # Absolute and relative tolerance by the least precise float dtype among inputs and output.
@@ -58,14 +59,21 @@ class Fail(Exception):
 
 
 def run_judge(check: Check, outcomes: list[dict], ref) -> Verdict:
+    """The check's verdict. A judge fails closed: it passes only by returning a passing
+    Verdict, and it reads a student's value only after checking its type, dtype and shape,
+    so a malformed value fails the check (with a message naming what came back) by ``Fail``.
+    Any other exception is a bug in the judge, never the student's fault: GraderError."""
     try:
-        return check.judge(outcomes, ref)
+        verdict = check.judge(outcomes, ref)
     except Fail as f:
         return f.verdict
-    except Exception as e:  # noqa: BLE001 - an output of a form no judge foresaw fails only this check
-        func = check.name.split(":")[0]
-        return Verdict(False, f"{func} returned something of an unexpected form, so this check could not "
-                              f"read it ({type(e).__name__}: {' '.join(str(e).split())[:200]}).")
+    except Exception as e:
+        raise GraderError(f"the judge of check {check.name!r} failed: {type(e).__name__}: "
+                          f"{' '.join(str(e).split())[:300]}") from e
+    if not isinstance(verdict, Verdict) or not isinstance(verdict.passed, bool):
+        # Only an explicit Verdict(True) passes; anything else a judge returns is a judge bug.
+        raise GraderError(f"the judge of check {check.name!r} returned {verdict!r} instead of a Verdict")
+    return verdict
 
 
 # ---------------------------------------------------------------- reading outcomes
@@ -94,14 +102,25 @@ def raised(outcome: dict, func: str, exc: str, why: str) -> None:
     raise Fail(f"{func} should raise {exc} {why}, but it {got}.")
 
 
-def as_array(value, func: str, what: str = "the result") -> np.ndarray:
-    if isinstance(value, np.ndarray) and value.dtype.kind in "fiu":
-        return value
+def describe_value(value) -> str:
+    """What came back, in a few words: for a message that names a malformed value."""
     if isinstance(value, Opaque):
-        kind = value.type_name
-    else:
-        kind = type(value).__name__
-    raise Fail(f"{func} should return {what} as a numpy float array, but it returned a {kind}.")
+        return f"a {value.type_name} (not plain data)"
+    if isinstance(value, np.ndarray):
+        return f"a numpy {value.dtype} array of shape {value.shape}"
+    if value is None:
+        return "None"
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of {len(value)} items"
+    return f"a {type(value).__name__} ({value!r:.40})" if isinstance(value, (str, bool, int, float)) else \
+        f"a {type(value).__name__}"
+
+
+def as_array(value, func: str, what: str = "the result") -> np.ndarray:
+    """``value`` if it is a numpy float array (CONTRACTS.md: outputs are float arrays)."""
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return value
+    raise Fail(f"{func} should return {what} as a numpy float array, but it returned {describe_value(value)}.")
 
 
 def parts(value, n: int, func: str, names: str) -> tuple:
@@ -113,30 +132,78 @@ def parts(value, n: int, func: str, names: str) -> tuple:
 
 
 def leaves_inputs_unchanged(call: Call, points: float = 1) -> Check:
-    """A check that ``call`` does not write into its input arrays, judged here, in the grader."""
+    """A check that ``call`` does not write into its input arrays, judged here, in the grader.
+
+    It counts only for a right output: a function that does no work (zeros of the right
+    shape, its input returned) leaves its inputs alone too, and must not earn a point for it.
+    """
     echo = replace(call, echo=True)
     before = [a for a in (*call.args, *call.kwargs.values()) if isinstance(a, np.ndarray)]
 
     def judge(outcomes, ref):
         value = returned(outcomes[0], call.func)
-        if ref is not None and _shapes(value) != _shapes(ref.output(call)):
-            # Leaving inputs alone earns nothing for a function that does not do the work.
-            raise Fail(f"{call.func} returned results of the wrong shape, so this check does not count yet.")
         after = outcomes[0].get("inputs_after")
         if not isinstance(after, list) or len(after) != len(before) or any(
-                not isinstance(a, np.ndarray) or a.shape != b.shape or not np.array_equal(a, b, equal_nan=True)
+                not isinstance(a, np.ndarray) or a.dtype != b.dtype or a.shape != b.shape
+                or not np.array_equal(a, b, equal_nan=True)
                 for a, b in zip(after, before)):
             raise Fail(f"{call.func} changed one of its input arrays in place (for example with `-=`, "
                        "`*=` or `out=`). Work on new arrays: callers keep using their inputs after the call.")
+        if ref is None:
+            raise Fail("this check needs the reference answer: the grader runs it.")
+        wrong = output_differs(call, value, ref)
+        if wrong:
+            found = diagnose_any(ref, call, value)
+            text = (f"{call.func} leaves its inputs unchanged, but this check counts only once its "
+                    f"output on these inputs is right, and it is not: {wrong}")
+            if found:
+                text = misconceptions.explain(found, func=call.func, **misconceptions.context(call)) + "\n" + text
+            raise Fail(text, found)
         return Verdict(True, f"{call.func} leaves its inputs unchanged.")
     return Check(f"{call.func}: leaves its inputs unchanged", points, (echo,), judge)
 
 
-def _shapes(value) -> list:
-    """The shapes of the arrays in a returned value, in order: its form, without its numbers."""
-    if isinstance(value, (tuple, list)):
-        return [_shapes(v) for v in value]
-    return getattr(value, "shape", type(value).__name__)
+def output_differs(call: Call, value, ref) -> str:
+    """'' when ``value`` is the reference's output on ``call`` (every part, shape and dtype
+    kind included, within tolerance); otherwise what differs first, in a few words."""
+    expected = ref.output(call)
+    inputs = [a for a in call.args if isinstance(a, np.ndarray)]
+    if isinstance(expected, tuple):
+        if not (isinstance(value, (tuple, list)) and len(value) == len(expected)):
+            return f"it should return {len(expected)} values, and it returned {describe_value(value)}."
+        pairs = list(zip(value, expected))
+    else:
+        pairs = [(value, expected)]
+    for i, (got, want) in enumerate(pairs):
+        label = f"part {i + 1} of the result" if len(pairs) > 1 else "the result"
+        if not (isinstance(got, np.ndarray) and got.dtype.kind == "f"):
+            return f"{label} is {describe_value(got)}, not a float array."
+        want = np.asarray(want)
+        if got.shape != want.shape:
+            return f"{label} has shape {got.shape}, expected {want.shape}."
+        if not is_close(got, want, *tolerance(got, *inputs)):
+            return f"{label} has the right shape but wrong values."
+    return ""
+
+
+def diagnose_any(ref, call: Call, value) -> str | None:
+    """The catalogued mistake that reproduces ``value`` (any part of it, shape included)."""
+    expected = ref.output(call)
+    inputs = [a for a in call.args if isinstance(a, np.ndarray)]
+    if isinstance(expected, tuple):
+        if not isinstance(value, (tuple, list)) or len(value) != len(expected):
+            return None
+        candidates = [(first_of(i), v, e) for i, (v, e) in enumerate(zip(value, expected))]
+    else:
+        candidates = [(lambda v: v, value, expected)]
+    for pick, got, want in candidates:
+        # Only a wrong part says which mistake was made: a right one matches every mistake
+        # that leaves it alone (the weights of a wrong output, say).
+        if isinstance(got, np.ndarray) and got.dtype.kind == "f" and not is_close(got, np.asarray(want), *tolerance(got, *inputs)):
+            found = misconceptions.diagnose(ref, call, got, pick, *tolerance(got, *inputs))
+            if found:
+                return found
+    return None
 
 
 # ---------------------------------------------------------------- comparing arrays
@@ -148,9 +215,14 @@ def tolerance(*arrays) -> tuple[float, float]:
 
 
 def is_close(got: np.ndarray, expected: np.ndarray, atol: float, rtol: float) -> bool:
-    """Same shape and every entry within tolerance; -inf must match -inf exactly."""
-    return got.shape == expected.shape and bool(
-        np.allclose(got.astype(np.float64), expected.astype(np.float64), atol=atol, rtol=rtol))
+    """Same shape, both float, every entry within tolerance; nan never matches, and an
+    infinite entry matches only the same infinity (a -inf of a mask)."""
+    if not (isinstance(got, np.ndarray) and got.dtype.kind == "f" and got.shape == np.shape(expected)):
+        return False
+    g, e = got.astype(np.float64), np.asarray(expected, dtype=np.float64)
+    finite = np.isfinite(e)
+    return bool(np.array_equal(np.isfinite(g), finite) and np.array_equal(g[~finite], e[~finite])
+                and np.allclose(g[finite], e[finite], atol=atol, rtol=rtol))
 
 
 def describe_difference(got: np.ndarray, expected: np.ndarray, what: str, atol: float, rtol: float) -> str:
@@ -207,21 +279,25 @@ def matches_reference(call: Call, pick: Callable[[Any], Any] = lambda v: v, what
     """A judge: the student's output (``pick`` of it) equals the reference's on ``call``.
 
     On a mismatch it asks misconceptions.diagnose which known mistake, run on the same
-    inputs, reproduces the student's output, and explains that mistake.
+    inputs, reproduces the student's output (whatever its shape), and explains that mistake.
     """
     def judge(outcomes, ref):
-        value = pick(returned(outcomes[0], call.func))
-        got = as_array(value, call.func, what)
-        expected = np.asarray(pick(ref.output(call)))
+        value = returned(outcomes[0], call.func)
+        reference = ref.output(call)
+        if isinstance(reference, tuple) and not (isinstance(value, (tuple, list)) and len(value) == len(reference)):
+            # A lone array is not "the n-th part" of a tuple: pick would hand it over whole.
+            raise Fail(f"{call.func} should return {len(reference)} values, but it returned {describe_value(value)}.")
+        got = as_array(pick(value), call.func, what)
+        expected = np.asarray(pick(reference))
         inputs = [a for a in call.args if isinstance(a, np.ndarray)]
         atol, rtol = tolerance(got, *inputs)
         pic = None
-        if heatmap is not None:
-            pic = (heatmap(expected), heatmap(got)) if got.shape == expected.shape else None
+        if heatmap is not None and got.shape == expected.shape:
+            pic = (heatmap(expected), heatmap(got))
         if is_close(got, expected, atol, rtol):
             return Verdict(True, f"{call.func}'s {what} matches.", heatmap=pic)
         found = misconceptions.diagnose(ref, call, got, pick, atol, rtol)
-        if found is None and not np.isfinite(got).all() and np.isfinite(expected).all():
+        if found is None and looks_like_overflow(got, expected):
             found = "unstable_softmax"
         text = describe_difference(got, expected, f"{call.func}'s {what}", atol, rtol)
         if found:
@@ -230,14 +306,40 @@ def matches_reference(call: Call, pick: Callable[[Any], Any] = lambda v: v, what
     return judge
 
 
+def looks_like_overflow(got: np.ndarray, expected: np.ndarray) -> bool:
+    """nan/inf where the answer is finite, beside finite entries: exp() overflowed on some
+    scores. An output that is nan or inf everywhere is no sign of overflow (exp of the
+    smaller scores stays finite), so it names no mistake."""
+    return (got.shape == expected.shape and bool(np.isfinite(expected).all())
+            and not bool(np.isfinite(got).all()) and bool(np.isfinite(got).any()))
+
+
 def each(*judges):
     """A judge for a check of several calls: judge i sees call i; all must pass."""
     def judge(outcomes, ref):
-        verdict = Verdict(True)
+        verdict = Verdict(False)
         for i, j in enumerate(judges):
             verdict = j(outcomes[i : i + 1], ref)
         return verdict
     return judge
+
+
+def provided(judge, guard, why: str):
+    """``judge`` on the check's first calls, counting only if ``guard`` passes on its last call.
+
+    For a check whose own inputs a wrong answer can satisfy (the T = 1 case, where attention
+    has one token to look at; a ValueError, which raising always gives): the guard is a call
+    where only real work is right, so shape-only work earns nothing.
+    """
+    def judged(outcomes, ref):
+        verdict = judge(outcomes[:-1], ref)
+        try:
+            guard(outcomes[-1:], ref)
+        except Fail as f:
+            v = f.verdict
+            raise Fail(f"{why}\n{v.message}", v.misconception, v.heatmap) from None
+        return verdict
+    return judged
 
 
 def first_of(n: int):

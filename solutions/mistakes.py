@@ -110,6 +110,11 @@ def scaled_dot_product_attention__unstable_softmax(Q, K, V, mask=None, scale=Non
     return _attend(Q, K, V, mask, scale, stable=False)
 
 
+def scaled_dot_product_attention__values_not_projected(Q, K, V, mask=None, scale=None):
+    out, weights = _attend(Q, K, K, mask, scale)  # blends the keys: (..., T_q, d_k), not d_v wide
+    return out, weights
+
+
 def attention_shapes__shape_tq_tk_swapped(B, T_q, T_k, d, d_k, d_v):
     return {"X_q": (B, T_q, d), "X_kv": (B, T_k, d), "W_Q": (d, d_k), "W_K": (d, d_k),
             "W_V": (d, d_v), "Q": (B, T_q, d_k), "K": (B, T_k, d_k), "V": (B, T_k, d_v),
@@ -118,6 +123,7 @@ def attention_shapes__shape_tq_tk_swapped(B, T_q, T_k, d, d_k, d_v):
 
 def _fused(X, W_qkv, scale, order="qkv", axis=-1, values="v"):
     parts = dict(zip(order, np.split(X @ W_qkv, 3, axis=-1)))
+    parts["x"] = X
     out, _ = _attend(parts["q"], parts["k"], parts[values], scale=scale, axis=axis)
     return out
 
@@ -152,6 +158,10 @@ def fused_self_attention__softmax_wrong_axis(X, W_qkv, scale):
 
 def fused_self_attention__values_not_projected(X, W_qkv, scale):
     return _fused(X, W_qkv, scale, values="k")
+
+
+def fused_self_attention__values_not_projected__raw_x(X, W_qkv, scale):
+    return _fused(X, W_qkv, scale, values="x")  # (..., T, d), not (..., T, h), when d != h
 
 
 def _biased(X, W_Q, W_K, W_V, b_Q, b_K, b_V, scale=None, axis=-1, raw_values=False, transpose=False):
@@ -216,6 +226,10 @@ def multi_head_attention__missing_mask(X, W_Q, W_K, W_V, W_O, n_heads, causal=Fa
 
 def multi_head_attention__mask_wrong_direction(X, W_Q, W_K, W_V, W_O, n_heads, causal=False):
     return _heads(X, W_Q, W_K, W_V, W_O, n_heads, causal, mask_fn=lambda T: causal_mask(T).T)
+
+
+def multi_head_attention__values_not_projected(X, W_Q, W_K, W_V, W_O, n_heads, causal=False):
+    return _heads(X, W_Q, W_K, W_K, W_O, n_heads, causal)  # each head blends its keys
 
 
 def multi_head_attention__softmax_wrong_axis(X, W_Q, W_K, W_V, W_O, n_heads, causal=False):

@@ -1,28 +1,74 @@
 """attention_with_biases(X, W_Q, W_K, W_V, b_Q, b_K, b_V): the key bias changes nothing."""
 import numpy as np
 
-from ..checks import Call, Check, Fail, Verdict, as_array, matches_reference, returned, leaves_inputs_unchanged
+from ..checks import (Call, Check, Fail, Verdict, as_array, diagnose_any, expect_close, matches_reference, output_differs,
+                      returned, leaves_inputs_unchanged)
+from ..misconceptions import context, explain
 
 F = "attention_with_biases"
+TARGETS = [1, 2, 1]  # the token each token attends to in the visible example
 
 
-def _bk_free(call: Call):
-    X, W_V = call.args[0], call.args[3]
-    want = X.shape[:-1] + W_V.shape[-1:]  # (..., T, d_v)
+def _sharp_inputs():
+    """The visible check's inputs, built so that its answer needs no reference.
+
+    X holds one-hot tokens; q_i = 40 sqrt(3) e_t(i) + b_Q and k_j = e_j + b_K with targets
+    t = (1, 2, 1), so row i's scores, over sqrt(d_k), are about 40 higher for key t(i) than
+    for the others (b_K adds the same q_i . b_K to the whole row): output row i is the value
+    of token t(i), x W_V + b_V. Uniform, identity or zero weights are all wrong here, and so
+    is a softmax over the query axis.
+    """
+    T, d, d_k, d_v = 3, 4, 3, 3
+    n = np.random.default_rng(11).standard_normal
+    W_Q, W_K, W_V = n((d, d_k)), n((d, d_k)), n((d, d_v))
+    W_Q[:T] = 40.0 * np.sqrt(d_k) * np.eye(T)[TARGETS]
+    W_K[:T] = np.eye(T)
+    X = np.eye(T, d)
+    b_Q, b_K, b_V = 0.1 * n(d_k), n(d_k), n(d_v)
+    args = (X, W_Q, W_K, W_V, b_Q, b_K, b_V)
+    expected = (X @ W_V + b_V)[TARGETS]
+    return args, expected
+
+
+def _bk_free_sharp(call, expected):
+    X = call.args[0]
 
     def judge(outcomes, ref):
         a = as_array(returned(outcomes[0], F), F)
         b = as_array(returned(outcomes[1], F), F)
-        if a.shape != want or np.ptp(a) == 0:
-            # A constant is b_K-free too: the property counts only for a real output.
-            raise Fail(f"{F} should return (..., T, d_v) = {want} values that depend on the input; "
-                       f"yours has shape {a.shape}" + (" and is constant." if a.shape == want else "."))
-        if a.shape != b.shape or not np.allclose(a, b, atol=1e-6, rtol=1e-6):
-            raise Fail("changing only b_K changed your output. Every query's score with every key moves "
-                       "by the same amount q·b_K, and softmax ignores a constant shift of a row, so b_K "
-                       "should make no difference. Check where you add the biases and what you scale.")
+        if a.shape != expected.shape:
+            mistake = "values_not_projected" if a.shape == X.shape and np.allclose(a, X[TARGETS]) else None
+            raise Fail((explain(mistake) + "\n" if mistake else "")
+                       + f"{F} should return (T, d_v) = {expected.shape}; yours has shape {a.shape}.", mistake)
+        if not (b.shape == a.shape and np.isfinite(a).all() and np.allclose(a, b, atol=1e-6, rtol=1e-6)):
+            raise Fail(BK_MOVES)
+        # b_K-free is what a constant or an output that ignores the keys is too: the check
+        # counts only for the right output of a head whose answer is known.
+        expect_close(a, expected, F, "output of a sharp head (tokens 0, 1, 2 copy the values of 1, 2, 1)", X)
         return Verdict(True, "the output does not depend on b_K.")
     return judge
+
+
+def _bk_free(call):
+    def judge(outcomes, ref):
+        a = returned(outcomes[0], F)
+        b = as_array(returned(outcomes[1], F), F)
+        wrong = output_differs(call, a, ref)
+        if wrong:
+            found = diagnose_any(ref, call, a)
+            text = f"this check counts once the output is right, and it is not: {wrong}"
+            if found:
+                text = explain(found, func=F, **context(call)) + "\n" + text
+            raise Fail(text, found)
+        if not (b.shape == a.shape and np.allclose(a, b, atol=1e-6, rtol=1e-6)):
+            raise Fail(BK_MOVES)
+        return Verdict(True, "the output does not depend on b_K.")
+    return judge
+
+
+BK_MOVES = ("changing only b_K changed your output. Every query's score with every key moves "
+            "by the same amount q·b_K, and softmax ignores a constant shift of a row, so b_K "
+            "should make no difference. Check where you add the biases and what you scale.")
 
 
 def _inputs(rng, shape, d, d_k, d_v, dtype=np.float64):
@@ -36,7 +82,7 @@ def _with_b_k(args, b_K):
 
 
 def checks(rng):
-    vis = _inputs(np.random.default_rng(11), (4,), 3, 2, 3)
+    vis, sharp = _sharp_inputs()
     c_vis1, c_vis2 = Call(F, vis), Call(F, _with_b_k(vis, vis[5] + 5.0))
     args = _inputs(rng, (2, 5), 6, 4, 3)
     square = _inputs(rng, (5,), 4, 4, 4)
@@ -44,7 +90,7 @@ def checks(rng):
     c_bk = Call(F, _with_b_k(args, rng.standard_normal(4) * 10))
     c_32 = Call(F, _inputs(rng, (5,), 6, 4, 3, np.float32))
     return [
-        Check(f"{F}: b_K makes no difference", 1, (c_vis1, c_vis2), _bk_free(c_vis1), visible=True),
+        Check(f"{F}: b_K makes no difference", 1, (c_vis1, c_vis2), _bk_free_sharp(c_vis1, sharp), visible=True),
         Check(f"{F}: matches the reference on a batch", 2, (c_ref,), matches_reference(c_ref)),
         Check(f"{F}: square projections", 1, (c_sq,), matches_reference(c_sq)),
         Check(f"{F}: b_K makes no difference on other inputs", 1, (c_ref, c_bk), _bk_free(c_ref)),

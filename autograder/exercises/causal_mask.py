@@ -1,32 +1,40 @@
 """causal_mask(T): 0 on and below the diagonal, -inf above."""
 import numpy as np
 
-from ..checks import Call, Check, Fail, Verdict, as_array, matches_reference, returned, side_by_side
+from ..checks import (Call, Check, Fail, Verdict, as_array, describe_value, matches_reference, provided, returned,
+                      side_by_side)
 from ..misconceptions import explain
 
 F = "causal_mask"
 
 
+T3 = np.array([[0.0, -np.inf, -np.inf], [0.0, 0.0, -np.inf], [0.0, 0.0, 0.0]])
+
+
 def _t3(outcomes, ref):
     M = as_array(returned(outcomes[0], F), F, "the mask")
-    expected = np.array([[0.0, -np.inf, -np.inf], [0.0, 0.0, -np.inf], [0.0, 0.0, 0.0]])
-    if M.shape != (3, 3) or not np.array_equal(M, expected):
+    if M.shape != (3, 3):
+        raise Fail(f"causal_mask(3) should have shape (3, 3); yours has shape {M.shape}.")
+    if not np.array_equal(M, T3):
         mistake = None
-        if M.shape == (3, 3) and np.array_equal(M, expected.T):
+        if np.array_equal(M, T3.T):
             mistake = "mask_wrong_direction"
-        elif M.shape == (3, 3) and np.isinf(np.diag(M)).any():
-            mistake = "mask_wrong_direction"
-        text = (explain(mistake) + "\n" if mistake else "") + side_by_side(
-            M.reshape(-1, M.shape[-1]) if M.ndim else M.reshape(1, 1), expected, "yours", "expected")
+        elif np.isneginf(np.diag(M)).all() and np.array_equal(np.triu(M, 1), np.triu(T3, 1)):
+            mistake = "mask_wrong_direction"  # hides the diagonal as well as the future
+        text = (explain(mistake) + "\n" if mistake else "") + side_by_side(M, T3, "yours", "expected")
         raise Fail("causal_mask(3) is wrong.\n" + text, mistake)
     return Verdict(True, "causal_mask(3) is right.")
 
 
 def _float(outcomes, ref):
-    M = as_array(returned(outcomes[0], F), F, "the mask")
-    if M.dtype.kind != "f" or M.shape != (3, 3):
-        raise Fail(f"causal_mask(3) should be a (3, 3) float array (it holds -inf); yours is {M.dtype} "
-                   f"of shape {M.shape}.")
+    M = returned(outcomes[0], F)
+    if not (isinstance(M, np.ndarray) and M.dtype.kind == "f" and M.shape == (3, 3)):
+        raise Fail(f"causal_mask(3) should be a (3, 3) float array (it holds -inf); yours is "
+                   f"{describe_value(M)}.")
+    if not np.array_equal(M, T3):
+        # Any (3, 3) float array is one: the check counts only for the right mask.
+        raise Fail("causal_mask(3) is a float array, but this check counts only once it is the right mask "
+                   "(0 on and below the diagonal, -inf above), and it is not.")
     return Verdict(True, "the mask is a float array.")
 
 
@@ -37,5 +45,9 @@ def checks(rng):
         Check("causal_mask: T = 3", 1, (c3,), _t3, visible=True),
         Check("causal_mask: is a float array", 1, (c3,), _float, visible=True),
         Check("causal_mask: a longer T matches the reference", 1, (cT,), matches_reference(cT, what="mask")),
-        Check("causal_mask: T = 1 is a single 0", 1, (c1,), matches_reference(c1, what="mask")),
+        # For T = 1 zeros are right: the check counts only with a longer mask right too.
+        Check("causal_mask: T = 1 is a single 0", 1, (c1, cT),
+              provided(matches_reference(c1, what="mask"), matches_reference(cT, what="mask"),
+                       f"causal_mask(1) is a single 0 for a mask of zeros as well; this check counts once "
+                       f"causal_mask({T}) is right too, and it is not:")),
     ]

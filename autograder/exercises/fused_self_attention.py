@@ -1,9 +1,45 @@
 """fused_self_attention(X, W_qkv, scale): one projection, split [Q | K | V], no mask."""
 import numpy as np
 
-from ..checks import Call, Check, Verdict, each, expect_close, matches_reference, raised, returned, leaves_inputs_unchanged
+from ..checks import (Call, Check, Fail, Verdict, as_array, each, expect_close, matches_reference, provided, raised,
+                      returned, leaves_inputs_unchanged)
+from ..misconceptions import explain
 
 F = "fused_self_attention"
+TARGETS = [1, 2, 1]  # the token each token attends to in the sharp example
+
+
+def _sharp_inputs():
+    """A worked example whose answer needs no reference: tokens 0, 1, 2 attend to 1, 2, 1.
+
+    X holds one-hot tokens, so Q = 100 P (P[i] the one-hot of i's target) and K = I: every
+    row's scores are 50 for its target and 0 elsewhere (scale 0.5), a gap that leaves e^-50
+    for the others. Each output row is then its target's value row. A uniform or identity
+    answer, a split in another order, blended keys or inputs, and a softmax over the query
+    axis (P is not a permutation) all give something else.
+    """
+    T, d, h = 3, 4, 3
+    W = np.random.default_rng(4).standard_normal((d, 3 * h))
+    W[:T, :h] = 100.0 * np.eye(T)[TARGETS]  # W_Q: row i asks for key TARGETS[i]
+    W[:T, h:2 * h] = np.eye(T)  # W_K: a key says which token it is
+    X = np.eye(T, d)
+    expected = (X @ W[:, 2 * h:])[TARGETS]  # row i: the value of token TARGETS[i]
+    return Call(F, (X, W, 0.5)), expected
+
+
+def _sharp(call, expected):
+    X = call.args[0]
+
+    def judge(outcomes, ref):
+        got = as_array(returned(outcomes[0], F), F, "the output")
+        if got.shape != expected.shape:
+            mistake = "values_not_projected" if got.shape == X.shape and np.allclose(got, X[TARGETS]) else None
+            text = (f"with a sharp head (tokens 0, 1, 2 attend to 1, 2, 1) on X of shape {X.shape}, the output "
+                    f"should be (T, h) = {expected.shape}, one value row per token; yours has shape {got.shape}.")
+            raise Fail((explain(mistake) + "\n" if mistake else "") + text, mistake)
+        expect_close(got, expected, F, "output of a sharp head (tokens 0, 1, 2 copy the values of 1, 2, 1)", X)
+        return Verdict(True, "a sharp head copies each token's target value.")
+    return judge
 
 
 def _uniform_keys(call):
@@ -12,9 +48,16 @@ def _uniform_keys(call):
     # With W_K = 0 every score is 0, so each row of weights is uniform and every output
     # row is the mean of the values: a case whose answer needs no reference.
     expected = np.broadcast_to((X @ W_qkv[:, 2 * h:]).mean(-2, keepdims=True), X.shape[:-1] + (h,))
+    raw_mean = np.broadcast_to(X.mean(-2, keepdims=True), X.shape)
 
     def judge(outcomes, ref):
-        expect_close(returned(outcomes[0], F), expected, F, "output when W_K = 0 (every row: the mean value)", X)
+        got = as_array(returned(outcomes[0], F), F, "the output")
+        if got.shape == raw_mean.shape and np.isfinite(got).all() and np.allclose(got, raw_mean, atol=1e-6):
+            # Uniform weights blend the mean of whatever is blended: here, X itself.
+            raise Fail(explain("values_not_projected") + f"\nWith W_K = 0 your output is the mean of X's rows, "
+                       f"shape {got.shape}; it should be the mean of the values X @ W_V, shape {expected.shape}.",
+                       "values_not_projected")
+        expect_close(got, expected, F, "output when W_K = 0 (every row: the mean value)", X)
         return Verdict(True, "with W_K = 0 every token gets the mean of the values.")
     return judge
 
@@ -31,6 +74,7 @@ def checks(rng):
     c_vis = Call(F, (vis.standard_normal((5, d)), W_vis, 0.7))
     c_cols = Call(F, (vis.standard_normal((3, d)), vis.standard_normal((d, 7)), 1.0))
     c_width = Call(F, (vis.standard_normal((3, d + 1)), vis.standard_normal((d, 6)), 1.0))
+    c_sharp, sharp = _sharp_inputs()
 
     d, h, T = 8, 4, 6
     X, W = rng.standard_normal((2, T, d)), rng.standard_normal((d, 3 * h))
@@ -38,9 +82,17 @@ def checks(rng):
     c_scale = Call(F, (X, W, 0.9))
     c_32 = Call(F, (rng.standard_normal((T, d)).astype(np.float32), rng.standard_normal((d, 3 * h)).astype(np.float32), 0.5))
     return [
-        Check(f"{F}: W_K = 0 gives uniform weights", 1, (c_vis,), _uniform_keys(c_vis), visible=True),
-        Check(f"{F}: rejects a W_qkv that cannot be split in three or does not fit X", 1, (c_cols, c_width),
-              each(_raises("when W_qkv has 7 columns"), _raises("when X is 5 wide but W_qkv has 4 rows")), visible=True),
+        # Uniform weights are right when W_K = 0: the check counts only with a sharp head right too.
+        Check(f"{F}: W_K = 0 gives uniform weights", 1, (c_vis, c_sharp),
+              provided(_uniform_keys(c_vis), _sharp(c_sharp, sharp),
+                       "this check counts once a head that does not attend uniformly is right too, and it is not:"),
+              visible=True),
+        # Raising is what a stub that checks shapes does: it counts only with real output too.
+        Check(f"{F}: rejects a W_qkv that cannot be split in three or does not fit X", 1, (c_cols, c_width, c_sharp),
+              provided(each(_raises("when W_qkv has 7 columns"), _raises("when X is 5 wide but W_qkv has 4 rows")),
+                       _sharp(c_sharp, sharp),
+                       "this check counts once the output for a W_qkv that fits is right too, and it is not:"),
+              visible=True),
         Check(f"{F}: matches the reference on a batch", 3, (c_ref,), matches_reference(c_ref)),
         Check(f"{F}: uses the scale it is given", 1, (c_scale,), matches_reference(c_scale)),
         Check(f"{F}: float32 input", 1, (c_32,), matches_reference(c_32)),

@@ -1,7 +1,7 @@
 """multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, causal=False) -> (out, per_head)."""
 import numpy as np
 
-from ..checks import (Call, Check, Fail, Verdict, as_array, first_of, matches_reference, parts, returned,
+from ..checks import (Call, Check, Fail, Verdict, as_array, expect_close, first_of, matches_reference, parts, returned,
                       leaves_inputs_unchanged)
 
 F = "multi_head_attention"
@@ -14,7 +14,35 @@ def _inputs(rng, lead, d, n_heads, d_head, dtype=np.float64):
                                            n((n_heads * d_head, d)) / np.sqrt(d))) + (n_heads,)
 
 
-def _sum_of_heads(call):
+def _sharp_inputs():
+    """The visible check's inputs, built so that each head's part is known without a reference.
+
+    Tokens are one-hot (each sequence holds the 4 tokens once, in its own order); head 0's
+    query for token k asks for token k + 1 (mod 4), head 1's for token 0, with a score gap
+    of 40 after the 1/sqrt(d_head) scale. So head h copies its target's value:
+    per_head[h] = X @ P_h @ W_V[:, block h] @ W_O[block h, :], P_h the map k -> target.
+    Zeros, uniform or identity weights, heads swapped or summed wrong, and a softmax over
+    the query axis (head 1's map is not a permutation) all differ.
+    """
+    n_tok, d, n_heads, d_head = 4, 8, 2, 4
+    n = np.random.default_rng(9).standard_normal
+    W_Q, W_K = n((d, n_heads * d_head)), n((d, n_heads * d_head))
+    W_V, W_O = n((d, n_heads * d_head)) / np.sqrt(d), n((n_heads * d_head, d)) / np.sqrt(d)
+    P = [np.eye(d), np.eye(d)]
+    for h, targets in enumerate(([1, 2, 3, 0], [0, 0, 0, 0])):
+        block = slice(h * d_head, (h + 1) * d_head)
+        target = np.eye(n_tok)[targets]  # row k: one-hot of token k's target
+        W_Q[:n_tok, block] = 40.0 * np.sqrt(d_head) * target
+        W_K[:n_tok, block] = np.eye(n_tok)
+        P[h] = np.zeros((d, d))
+        P[h][:n_tok, :n_tok] = target
+    X = np.stack([np.eye(n_tok, d), np.eye(n_tok, d)[[2, 0, 3, 1]]])  # (2, 4, 8)
+    per_head = np.stack([X @ P[h] @ W_V[:, h * d_head:(h + 1) * d_head] @ W_O[h * d_head:(h + 1) * d_head]
+                         for h in range(n_heads)])
+    return (X, W_Q, W_K, W_V, W_O, n_heads), per_head
+
+
+def _sum_of_heads(call, expected):
     X, n_heads = call.args[0], call.args[5]
 
     def judge(outcomes, ref):
@@ -24,22 +52,27 @@ def _sum_of_heads(call):
             raise Fail(f"out should have the shape of X, {X.shape}; yours has {out.shape}.")
         if per_head.shape != (n_heads,) + X.shape:
             raise Fail(f"per_head should have shape (n_heads, ..., T, d) = {(n_heads,) + X.shape}; yours has {per_head.shape}.")
-        if not np.allclose(per_head.sum(0), out, atol=1e-6):
+        if not (np.isfinite(out).all() and np.isfinite(per_head).all()
+                and np.allclose(per_head.sum(0), out, atol=1e-6, rtol=1e-6)):
             raise Fail("per_head.sum(0) should equal out: each head's part goes through its own block of "
                        "rows of W_O, and the blocks add up to the concatenate-then-project result.")
+        # Adding up is what zeros do too: the check counts only for the right parts of a head
+        # whose answer is known.
+        expect_close(per_head, expected, F, "per_head (head 0 copies the next token's value, head 1 token 0's)", X)
         return Verdict(True, "shapes are right and the heads' parts add up to out.")
     return judge
 
 
 def checks(rng):
-    c_vis = Call(F, _inputs(np.random.default_rng(9), (2, 5), 8, 2, 4))
+    vis, vis_per_head = _sharp_inputs()
+    c_vis = Call(F, vis)
     args = _inputs(rng, (2, 6), 12, 3, 4)
     c_ref = Call(F, args)
     c_causal = Call(F, args, {"causal": True})
     c_32 = Call(F, _inputs(rng, (5,), 8, 4, 2, np.float32), {"causal": True})
     out, per_head = first_of(0), first_of(1)
     return [
-        Check(f"{F}: the heads' parts add up to out", 1, (c_vis,), _sum_of_heads(c_vis), visible=True),
+        Check(f"{F}: the heads' parts add up to out", 1, (c_vis,), _sum_of_heads(c_vis, vis_per_head), visible=True),
         Check(f"{F}: matches the reference", 2, (c_ref,), matches_reference(c_ref, out, "out")),
         Check(f"{F}: causal", 2, (c_causal,), matches_reference(c_causal, out, "out")),
         Check(f"{F}: each head's own contribution", 1, (c_ref,), matches_reference(c_ref, per_head, "per_head")),

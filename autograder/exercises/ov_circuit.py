@@ -14,8 +14,11 @@ def _moves_like_head(call, X):
         d = W_V.shape[0]
         if W_OV.shape != (d, d):
             raise Fail(f"W_OV should be (d, d) = {(d, d)}: it maps an embedding to what the head writes; yours is {W_OV.shape}.")
-        # Attending fully to token x writes x W_V W_O: check that on a few tokens.
-        expect_close(X @ W_OV, (X @ W_V) @ W_O, F, "what the head writes, x @ W_OV", X)
+        # Attending fully to token x writes x W_V W_O: check that on a few tokens. X has more
+        # tokens (7) than dimensions (5) and full column rank, so only W_V W_O passes.
+        with np.errstate(all="ignore"):  # a student's inf or nan must not warn in the grader
+            got = X @ W_OV
+        expect_close(got, (X @ W_V) @ W_O, F, "what the head writes, x @ W_OV", X)
         return Verdict(True, "x @ W_OV is what the head writes for token x.")
     return judge
 
@@ -26,7 +29,7 @@ def checks(rng):
     c_ref = Call(F, (rng.standard_normal((8, 3)), rng.standard_normal((3, 8))))
     c_32 = Call(F, (rng.standard_normal((6, 6)).astype(np.float32), rng.standard_normal((6, 6)).astype(np.float32)))
     return [
-        Check(f"{F}: reproduces what a small head writes", 1, (c_vis,), _moves_like_head(c_vis, vis.standard_normal((4, 5))),
+        Check(f"{F}: reproduces what a small head writes", 1, (c_vis,), _moves_like_head(c_vis, vis.standard_normal((7, 5))),
               visible=True),
         Check(f"{F}: matches the reference", 1, (c_ref,), matches_reference(c_ref)),
         Check(f"{F}: square float32 projections", 1, (c_32,), matches_reference(c_32)),

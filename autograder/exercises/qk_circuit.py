@@ -15,7 +15,10 @@ def _scores_agree(call, X):
         if W_QK.shape != (d, d):
             raise Fail(f"W_QK should be (d, d) = {(d, d)}, one entry per pair of embedding axes; yours is {W_QK.shape}.")
         # x_i W_QK x_j^T must equal q_i . k_j for every pair: a check that needs no reference.
-        expect_close(X @ W_QK @ X.T, (X @ W_Q) @ (X @ W_K).T, F, "scores x_i W_QK x_j^T", X)
+        # X has more tokens (7) than dimensions (5) and full column rank, so only W_Q W_K^T passes.
+        with np.errstate(all="ignore"):  # a student's inf or nan must not warn in the grader
+            got = X @ W_QK @ X.T
+        expect_close(got, (X @ W_Q) @ (X @ W_K).T, F, "scores x_i W_QK x_j^T", X)
         return Verdict(True, "x_i W_QK x_j^T reproduces every score q_i · k_j.")
     return judge
 
@@ -26,7 +29,7 @@ def checks(rng):
     c_ref = Call(F, (rng.standard_normal((8, 3)), rng.standard_normal((8, 3))))
     c_32 = Call(F, (rng.standard_normal((6, 6)).astype(np.float32), rng.standard_normal((6, 6)).astype(np.float32)))
     return [
-        Check(f"{F}: reproduces the scores of a small head", 1, (c_vis,), _scores_agree(c_vis, vis.standard_normal((4, 5))),
+        Check(f"{F}: reproduces the scores of a small head", 1, (c_vis,), _scores_agree(c_vis, vis.standard_normal((7, 5))),
               visible=True),
         Check(f"{F}: matches the reference", 1, (c_ref,), matches_reference(c_ref)),
         Check(f"{F}: square float32 projections", 1, (c_32,), matches_reference(c_32)),

@@ -3,6 +3,7 @@ import numpy as np
 
 from ..checks import (Call, Check, Fail, Verdict, as_array, expect_close, first_of, matches_reference, parts,
                       returned, leaves_inputs_unchanged)
+from ..misconceptions import explain
 
 F = "scaled_dot_product_attention"
 NEG = -np.inf
@@ -22,6 +23,9 @@ def _warm_jacket(outcomes, ref):
 
 def _cat_sat(outcomes, ref):
     out, weights = _attention(outcomes[0])
+    if weights.shape != (3, 3) or out.shape != (3, 2):
+        raise Fail(f"with 3 tokens and values of width 2 expected weights (3, 3) and out (3, 2); got "
+                   f"{weights.shape} and {out.shape}.")
     expect_close(weights[2], np.array([0.140, 0.284, 0.576]), F, "weights of row 3", atol=5e-4)
     expect_close(out[2], np.array([1.284, 0.564]), F, "output of row 3", atol=5e-4)
     expect_close(weights[0], np.array([1.0, 0.0, 0.0]), F, "weights of row 1 (masked)", atol=1e-9)
@@ -30,18 +34,49 @@ def _cat_sat(outcomes, ref):
 
 def _shapes(call):
     Q, K, V = call.args[:3]
+    d_k = Q.shape[-1]
+    # What softmax(Q K^T / sqrt(d_k)) means, without computing it: in each row, the log-ratio
+    # of two keys' weights is the difference of their scaled scores. Rows that merely sum to
+    # 1 (uniform weights) or have the right shape (zeros) do not have it.
+    scores = Q @ np.swapaxes(K, -1, -2)
+    diffs = scores - scores[..., :1]
 
     def judge(outcomes, ref):
         out, weights = _attention(outcomes[0])
         want_w, want_o = Q.shape[:-1] + K.shape[-2:-1], Q.shape[:-1] + V.shape[-1:]
         if weights.shape != want_w or out.shape != want_o:
-            raise Fail(f"with Q {Q.shape}, K {K.shape}, V {V.shape} expected weights {want_w} and "
-                       f"out {want_o}; got {weights.shape} and {out.shape}.",
-                       "shape_tq_tk_swapped" if weights.shape == want_w[:-2] + want_w[:-3:-1] else None)
-        if not np.allclose(weights.sum(-1), 1.0, atol=1e-5):
-            raise Fail("each row of weights should sum to 1 over the keys (the last axis).", "softmax_wrong_axis"
-                       if np.allclose(weights.sum(-2), 1.0, atol=1e-5) else None)
-        return Verdict(True, "shapes are right and every row of weights sums to 1.")
+            mistake = "shape_tq_tk_swapped" if weights.shape == want_w[:-2] + want_w[:-3:-1] else None
+            if (weights.shape == want_w and out.shape == Q.shape[:-1] + K.shape[-1:]
+                    and np.isfinite(out).all() and np.allclose(out, weights @ K, atol=1e-6)):
+                mistake = "values_not_projected"  # blended the keys: d_k wide, not d_v
+            raise Fail((explain(mistake) + "\n" if mistake else "")
+                       + f"with Q {Q.shape}, K {K.shape}, V {V.shape} expected weights {want_w} and "
+                       f"out {want_o}; got {weights.shape} and {out.shape}.", mistake)
+        finite = bool(np.isfinite(weights).all() and np.isfinite(out).all())
+        if not (finite and np.allclose(weights.sum(-1), 1.0, atol=1e-5, rtol=0)):
+            wrong_axis = finite and bool(np.allclose(weights.sum(-2), 1.0, atol=1e-5, rtol=0))
+            raise Fail("each row of weights should be finite and sum to 1 over the keys (the last axis).",
+                       "softmax_wrong_axis" if wrong_axis else None)
+        if not (weights > 0).all():
+            raise Fail("every weight should be positive here: no key is masked, and softmax gives each a share.")
+        with np.errstate(all="ignore"):
+            logs = np.log(weights)
+        got = logs - logs[..., :1]
+        if not np.allclose(got, diffs / np.sqrt(d_k), atol=1e-6, rtol=1e-6):
+            # Fit the multiplier the student applied to the scores, to name a wrong scale.
+            used = float((got * diffs).sum() / (diffs * diffs).sum())
+            mistake = None
+            if np.allclose(got, diffs * used, atol=1e-6, rtol=1e-6):
+                mistake = ("scale_by_dk" if np.isclose(used, 1 / d_k, rtol=1e-6) else
+                           "missing_scale" if np.isclose(used, 1.0, rtol=1e-6) else None)
+            text = (f"your weights are not softmax(Q K^T / sqrt(d_k)) with d_k = {d_k}: in each row the log-ratio "
+                    "of two keys' weights should be the difference of their scores times 1/sqrt(d_k).")
+            if mistake:
+                text = explain(mistake, d_k=d_k) + "\n" + text
+            raise Fail(text, mistake)
+        expect_close(out, weights @ V, F, "output (should be weights @ V)", Q, K, V)
+        return Verdict(True, "shapes are right, every row of weights sums to 1, and the weights are softmax "
+                             "of the scaled scores.")
     return judge
 
 

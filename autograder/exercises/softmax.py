@@ -2,31 +2,53 @@
 import numpy as np
 
 from ..checks import (Call, Check, Fail, Verdict, as_array, each, expect_close, matches_reference, returned,
-                      leaves_inputs_unchanged)
+                      leaves_inputs_unchanged, side_by_side)
 
 F = "softmax"
 
 
+# softmax of the visible check's scores (below), to 9 decimals: a worked example, so that
+# rows which merely sum to 1 (uniform weights, say) do not pass for softmax.
+FIXED = np.array([[1.0, 2.0, 3.0, 4.0], [0.0, 0.0, 0.0, 0.0], [-1.0, 5.0, 2.0, 0.5]])
+FIXED_SOFTMAX = np.array([[0.032058603, 0.087144319, 0.236882818, 0.643914260],
+                          [0.25, 0.25, 0.25, 0.25],
+                          [0.002331024, 0.940402184, 0.046819868, 0.010446925]])
+OVERFLOW = np.log(np.finfo(np.float64).max)  # exp() of a score above this is inf
+
+
 def _sums_to_one(call):
+    S = call.args[0]
+
     def judge(outcomes, ref):
         W = as_array(returned(outcomes[0], F), F)
-        S = call.args[0]
         if W.shape != S.shape:
             raise Fail(f"softmax should keep the shape {S.shape}, but returned {W.shape}.")
         sums = W.sum(axis=-1)
-        if not np.allclose(sums, 1.0, atol=1e-6) or (W < 0).any():
-            hint = " Your columns sum to 1: normalise along axis=-1." if np.allclose(W.sum(0), 1, atol=1e-6) else ""
+        if not (np.isfinite(W).all() and (W >= 0).all() and np.allclose(sums, 1.0, atol=1e-6, rtol=0)):
+            wrong_axis = bool(np.isfinite(W).all() and (W >= 0).all() and np.allclose(W.sum(0), 1, atol=1e-6, rtol=0))
+            hint = " Your columns sum to 1: normalise along axis=-1." if wrong_axis else ""
             raise Fail(f"each row of softmax(S) should be non-negative and sum to 1; yours sum to "
-                       f"{np.round(sums, 3).tolist()}.{hint}", "softmax_wrong_axis" if hint else None)
+                       f"{np.round(sums, 3).tolist()}.{hint}", "softmax_wrong_axis" if wrong_axis else None)
+        if not np.allclose(W, FIXED_SOFTMAX, atol=1e-6, rtol=0):
+            # Rows that sum to 1 count only when they are softmax's: exp(s) / sum(exp(s)).
+            raise Fail("your rows sum to 1, but they are not softmax of the scores: a score larger by 1 "
+                       "gets e = 2.718 times the weight.\n" + side_by_side(W, FIXED_SOFTMAX, "yours", "expected"))
         return Verdict(True, "rows are non-negative and sum to 1.")
     return judge
 
 
 def _known(call, expected, what):
+    S = call.args[0]
+
     def judge(outcomes, ref):
-        got = returned(outcomes[0], F)
-        arr = as_array(got, F)
-        if not np.isfinite(arr[np.isfinite(expected)]).all():
+        arr = as_array(returned(outcomes[0], F), F)
+        if arr.shape != expected.shape:
+            raise Fail(f"softmax should keep the shape {S.shape}, but returned {arr.shape}.")
+        bad = ~np.isfinite(arr)
+        # Overflow's signature: nan or inf only in rows holding a score exp() cannot take,
+        # beside finite entries (the smaller scores' weights stay finite).
+        overflow = (S > OVERFLOW).any(axis=-1, keepdims=True)
+        if bad.any() and not bad.all() and not (bad & ~overflow).any():
             raise Fail("softmax returned nan or inf. Subtract each row's maximum before "
                        "exponentiating: exp of a large score overflows.", "unstable_softmax")
         expect_close(arr, expected, F, what, *call.args)
@@ -35,7 +57,7 @@ def _known(call, expected, what):
 
 
 def checks(rng):
-    fixed = np.array([[1.0, 2.0, 3.0, 4.0], [0.0, 0.0, 0.0, 0.0], [-1.0, 5.0, 2.0, 0.5]])
+    fixed = FIXED.copy()
     big = np.array([[1e4, 0.0, -1e4], [1e4, 1e4, 0.0]])
     neg_inf = np.array([[0.0, -np.inf, 0.0], [-np.inf, 2.0, -np.inf]])
     c_fixed, c_big, c_inf = Call(F, (fixed,)), Call(F, (big,)), Call(F, (neg_inf,))
