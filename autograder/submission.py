@@ -101,8 +101,13 @@ def read_submission(path: str | Path, base: str | Path | None = None) -> bytes:
                 fd = os.open(part, flags | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
             except OSError as e:
                 where = readable(os.path.join(*parts[: i + 1]))
-                if e.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise Unreadable(f"{where} is a symbolic link or not a folder; links are not followed") from None
+                if e.errno in (errno.ELOOP, errno.ENOTDIR):  # Linux says ENOTDIR for a link with O_DIRECTORY
+                    try:
+                        link = stat.S_ISLNK(os.stat(part, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+                    except OSError:
+                        link = False
+                    what = "a symbolic link; links are not followed" if link else "not a folder"
+                    raise Unreadable(f"{where} is {what}, so nothing was read") from None
                 raise Unreadable(f"could not open the folder {where}: {e.strerror}") from None
             os.close(dir_fd)
             dir_fd = fd
