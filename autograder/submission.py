@@ -260,7 +260,7 @@ def _add_steps(sub: Submission, units: list[_Unit], what: str) -> None:
     for k in range(0, len(units), size):
         group = units[k : k + size]
         first, last = group[0].first, group[-1].last
-        label = f"{what} {first}" if first == last else f"{what}s {first}-{last}"
+        label = f"{what} {first}" if len(group) == 1 else f"{what}s {first}-{last}"
         body = [s for u in group for s in u.body]
         try:
             code = compile(ast.Module(body=body, type_ignores=[]), f"<{label}>", "exec", dont_inherit=True)
