@@ -43,19 +43,31 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _grade(args) -> int:
+    from .errors import GraderError
     from .grade import grade, hidden_paths
+    from .names import one_line
     from .results import write_atomic
     from .sandbox import Sandbox
 
-    if not args.submission.is_file():
-        print(f"autograder: no such file: {args.submission}", file=sys.stderr)
+    # lexists, not is_file: a link or a pipe given here is graded as what it is (load() says
+    # why it was not read, in the results); only a missing path means nothing to grade.
+    if not os.path.lexists(args.submission):
+        print(f"autograder: no such file: {one_line(str(args.submission))}", file=sys.stderr)
         return 2
     hide = [args.submission.parent] + ([args.results.parent] if args.results else [])
     try:
         with Sandbox(hide=hidden_paths(*hide)) as sandbox:
             results = grade(args.submission, args.assignment, sandbox=sandbox, timeout=args.timeout)
-    except (OSError, RuntimeError) as e:
-        print(f"autograder: could not grade {args.submission}: {e}", file=sys.stderr)
+    except GraderError as e:
+        print(f"autograder: the grader failed, not the submission; nothing was graded: {one_line(str(e))}",
+              file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001 - a bug in the grader: one line, and no grade
+        if os.environ.get("AUTOGRADER_DEBUG"):
+            raise
+        from .batch import failure_text
+
+        print(f"autograder: could not grade {one_line(str(args.submission))}: {failure_text(e)}", file=sys.stderr)
         return 1
     if args.results:
         write_atomic(args.results, results.to_json() + "\n")
@@ -65,17 +77,20 @@ def _grade(args) -> int:
 
 
 def _grade_batch(args) -> int:
-    from .batch import class_summary, grade_batch
+    from .batch import ClassFolderError, class_summary, run_batch
+    from .names import one_line, readable
 
-    if not args.dir.is_dir():
-        print(f"autograder: no such folder: {args.dir}", file=sys.stderr)
-        return 2
     if args.jobs is not None and args.jobs < 1:
         print("autograder: --jobs must be at least 1", file=sys.stderr)
         return 2
     start = time.monotonic()
-    rows = grade_batch(args.dir, args.assignment, args.out, jobs=args.jobs, timeout=args.timeout)
+    try:
+        result = run_batch(args.dir, args.assignment, args.out, jobs=args.jobs, timeout=args.timeout)
+    except ClassFolderError as e:
+        print(f"autograder: {one_line(str(e), 500)}", file=sys.stderr)
+        return 2
     seconds = time.monotonic() - start
+    rows = result.rows
     if args.gradebook:
         from .nbgrader_bridge import write_gradebook
 
@@ -88,7 +103,18 @@ def _grade_batch(args) -> int:
     print(class_summary(args.assignment, rows))
     print(f"Graded {len(rows)} submissions in {seconds:.1f} s. Results: {args.out}/<student>.json; "
           f"grades: {args.out}/grades.csv; feedback: {args.out}/feedback/; class report: {args.out}/class.html")
-    return 0
+    if not result.failures:
+        return 0
+    # The grader's own failures: to the operator, one line per distinct reason; no grade stored.
+    by_reason: dict[str, list[str]] = {}
+    for f in result.failures:
+        by_reason.setdefault(f.reason, []).append(readable(f.student))
+    print(f"NOT GRADED: the grader failed on {len(result.failures)} submission(s); they have no results file "
+          "and an empty row in grades.csv. Fix the cause below and run the same command again to grade them.")
+    for reason, students in by_reason.items():
+        shown = ", ".join(students[:5]) + (f" and {len(students) - 5} more" if len(students) > 5 else "")
+        print(f"autograder: grader failure on {len(students)} submission(s) ({shown}): {reason}", file=sys.stderr)
+    return 1
 
 
 def _positive(text: str) -> float:

@@ -10,15 +10,23 @@ import numpy as np
 from . import misconceptions, reference, submission
 from .assignments import exercise_module, exercises
 from .checks import Check, Verdict, run_judge
+from .names import cap, one_line, raw_bytes
 from .results import Results, TestResult
 from .sandbox import DEFAULT_MEMORY, ExerciseRun, Sandbox
 
 DEFAULT_TIMEOUT = 10.0
+# Text stored in a results file is capped here, on the grader's side, whatever the sandbox
+# or a judge handed over: a submission that prints or returns 64 MiB of "<" must not make a
+# 64 MB results file (nor a 256 MB feedback page once escaped).
+MAX_TEST_OUTPUT = 4000  # characters of one test's output
+MAX_PRINTED = 2000  # characters of the submission's own printing shown (the last ones)
+MAX_OUTPUT = 8000  # characters of the results' top-level output in all
 
 
 def seed_for(assignment: str, student: str) -> int:
     """Reproducible for a student, different between students (outputs cannot be shared)."""
-    return int.from_bytes(hashlib.sha256(f"{assignment}/{student}".encode()).digest()[:8], "big")
+    # A name that is not UTF-8 (a Latin-1 byte left by unzip) is hashed as its bytes on disk.
+    return int.from_bytes(hashlib.sha256(raw_bytes(f"{assignment}/{student}")).digest()[:8], "big")
 
 
 def plan(assignment: str, student: str) -> dict[str, list[Check]]:
@@ -35,26 +43,29 @@ def hidden_paths(*paths: str | Path) -> list[str]:
 
 
 def grade(path: str | Path, assignment: str, *, sandbox: Sandbox, student: str | None = None,
-          timeout: float = DEFAULT_TIMEOUT, memory: int = DEFAULT_MEMORY) -> Results:
+          timeout: float = DEFAULT_TIMEOUT, memory: int = DEFAULT_MEMORY, base: str | Path | None = None) -> Results:
+    """Grade one file. Whatever is wrong with the file is in the Results; only the grader's
+    own failure raises (GraderError from the sandbox or a judge, or a bug)."""
     started = time.monotonic()
     path = Path(path)
     checks = plan(assignment, student or path.stem)
-    sub = submission.load(path)
+    sub = submission.load(path, base=base)
     jobs = [(name, [call.as_job() for check in cs for call in check.calls]) for name, cs in checks.items()]
     if sub.cells:
         run = sandbox.run(sub.code, jobs, timeout, memory)
-        problems = sub.problems + [f"{sub.labels[i]} {text}" for i, text in run.cell_problems]
+        problems = sub.all_problems() + [f"{sub.labels[i]} {one_line(text)}" for i, text in run.cell_problems]
         runs, printed = run.exercises, run.output
     else:
         runs = {name: ExerciseRun("empty") for name in checks}
-        problems, printed = sub.problems or ["the submission has no code"], ""
+        problems, printed = sub.all_problems() or ["the submission has no code"], ""
     ref = reference.Answers(reference.load())
     tests = []
     for name, cs in checks.items():
         tests += _judge_exercise(name, cs, runs[name], ref, timeout)
-    output = "\n".join(problems)
+    output = cap("\n".join(problems), MAX_OUTPUT - MAX_PRINTED - 100)
     if printed.strip():
-        output += ("\n" if output else "") + "Your code printed (last lines):\n" + printed[-2000:]
+        cut = f" (the last {MAX_PRINTED} characters)" if len(printed) > MAX_PRINTED else ""
+        output += ("\n" if output else "") + f"Your code printed{cut}:\n" + printed[-MAX_PRINTED:]
     return Results(
         score=sum(t.score for t in tests), max_score=sum(t.max_score for t in tests),
         execution_time=round(time.monotonic() - started, 4), output=output, tests=tests)
@@ -86,7 +97,7 @@ def to_test_result(exercise: str, check: Check, verdict: Verdict) -> TestResult:
                             "got": np.nan_to_num(np.round(np.asarray(got, float), 4), nan=-1.0).tolist()}
     return TestResult(
         name=check.name, score=check.points if verdict.passed else 0, max_score=check.points,
-        status="passed" if verdict.passed else "failed", output=verdict.message,
+        status="passed" if verdict.passed else "failed", output=cap(verdict.message, MAX_TEST_OUTPUT),
         visibility="visible" if check.visible else "after_due_date", tags=tags, extra_data=extra)
 
 

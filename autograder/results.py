@@ -64,9 +64,11 @@ def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that a reader never sees half a file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    # The temporary name stays short (a name near 255 bytes plus a suffix would not fit), and
+    # text that is not valid Unicode is escaped rather than stopping the write.
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:64]}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as f:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
             f.write(text)
         os.replace(tmp, path)  # atomic: a reader, or a killed run, sees the old file or the new
     except BaseException:

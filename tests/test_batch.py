@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.batch import discover, grade_batch
+from autograder.batch import BatchIncomplete, discover, grade_batch, run_batch
+from autograder.errors import GraderError
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "submissions" / "ps2"
@@ -150,15 +151,147 @@ def test_progress_bar_is_silent_when_disabled(capsys):
     assert capsys.readouterr().err == ""
 
 
-def test_a_submission_the_grader_fails_on_still_gets_a_results_file(tmp_path, monkeypatch):
-    import autograder.grade
+# ---------------------------------------------------------------- a grader failure is not a grade
 
-    def broken(*args, **kwargs):
-        raise RuntimeError("the sandbox process failed to start")
+class BrokenSandbox:
+    """The sandbox starts but its protocol breaks on every run."""
 
+    def __init__(self, hide=None):
+        pass
+
+    def run(self, *args, **kwargs):
+        raise GraderError("the sandbox failed (no answer)")
+
+
+class SandboxThatCannotStart:
+    def __init__(self, hide=None):
+        raise GraderError("the sandbox process failed to start")
+
+
+def judge_bug(*args, **kwargs):
+    raise GraderError("the judge of causal_mask has a bug (IndexError: list index out of range)")
+
+
+@pytest.fixture
+def one_student(tmp_path):
     (tmp_path / "class").mkdir()
     shutil.copy(CORPUS / "correct_straightforward.py", tmp_path / "class" / "ada.py")
-    monkeypatch.setattr(autograder.grade, "grade", broken)
-    rows = grade_batch(tmp_path / "class", "ps2", tmp_path / "out", jobs=1, progress=False)
-    assert rows[0]["score"] == 0
-    assert "the grader failed on this submission" in json.loads((tmp_path / "out" / "ada.json").read_text())["output"]
+    shutil.copy(CORPUS / "mc_scale_by_dk.py", tmp_path / "class" / "ben.py")
+    return tmp_path / "class"
+
+
+def break_grader(monkeypatch, how):
+    """Workers are forked from this process, so they inherit the patch."""
+    import autograder.grade
+    import autograder.sandbox
+
+    if how == "judge bug":
+        monkeypatch.setattr(autograder.grade, "run_judge", judge_bug)
+    else:
+        monkeypatch.setattr(autograder.sandbox, "Sandbox",
+                            BrokenSandbox if how == "sandbox breaks" else SandboxThatCannotStart)
+
+
+HOW = ["sandbox breaks", "sandbox cannot start", "judge bug"]
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_a_grader_failure_is_reported_not_graded(one_student, tmp_path, monkeypatch, how):
+    break_grader(monkeypatch, how)
+    result = run_batch(one_student, "ps2", tmp_path / "out", jobs=1, progress=False)
+    assert result.rows == [] and [f.student for f in result.failures] == ["ada", "ben"]
+    assert "\n" not in result.failures[0].reason
+    assert list((tmp_path / "out").glob("*.json")) == []  # nothing a re-run would take as done
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_a_grader_failure_leaves_the_score_empty_not_zero(one_student, tmp_path, monkeypatch, how):
+    break_grader(monkeypatch, how)
+    run_batch(one_student, "ps2", tmp_path / "out", jobs=1, progress=False)
+    rows = list(csv.DictReader((tmp_path / "out" / "grades.csv").open()))
+    assert [(r["student"], r["score"], r["causal_mask"]) for r in rows] == [("ada", "", ""), ("ben", "", "")]
+
+
+def test_a_rerun_grades_the_students_the_grader_failed_on(one_student, tmp_path, monkeypatch):
+    with monkeypatch.context() as m:
+        break_grader(m, "sandbox breaks")
+        run_batch(one_student, "ps2", tmp_path / "out", jobs=1, progress=False)
+    result = run_batch(one_student, "ps2", tmp_path / "out", jobs=1, progress=False)
+    assert result.failures == [] and [(r["student"], r["score"]) for r in result.rows][0] == ("ada", 36)
+    assert sorted(p.stem for p in (tmp_path / "out").glob("*.json")) == ["ada", "ben"]
+
+
+def test_grade_batch_raises_after_writing_what_it_could(one_student, tmp_path, monkeypatch):
+    break_grader(monkeypatch, "sandbox breaks")
+    with pytest.raises(BatchIncomplete) as info:
+        grade_batch(one_student, "ps2", tmp_path / "out", jobs=1, progress=False)
+    assert [f.student for f in info.value.failures] == ["ada", "ben"]
+    assert (tmp_path / "out" / "grades.csv").is_file()
+
+
+def test_a_results_file_an_older_grader_wrote_for_its_own_failure_is_graded_again(one_student, tmp_path):
+    from autograder.grade import ungraded
+
+    out = tmp_path / "out"
+    (out / "feedback").mkdir(parents=True)
+    old = ungraded("ps2", "ada", "the grader failed on this submission (GraderError: x); ask your instructor")
+    (out / "ada.json").write_text(old.to_json())
+    (out / "feedback" / "ada.html").write_text("")
+    rows = grade_batch(one_student, "ps2", out, jobs=1, progress=False)
+    assert rows[0]["student"] == "ada" and rows[0]["score"] == 36
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_cli_batch_reports_a_grader_failure_and_exits_non_zero(one_student, tmp_path, monkeypatch, capsys, how):
+    from autograder.cli import main
+
+    break_grader(monkeypatch, how)
+    code = main(["grade-batch", str(one_student), "--assignment", "ps2", "--out", str(tmp_path / "out"), "--jobs", "1"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "NOT GRADED: the grader failed on 2 submission(s)" in captured.out
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and "grader failure on 2 submission(s) (ada, ben)" in lines[0]
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_cli_grade_exits_non_zero_with_one_line_on_a_grader_failure(tmp_path, monkeypatch, capsys, how):
+    from autograder.cli import main
+
+    class AsContext:  # `grade` uses the sandbox as a context manager
+        def __init__(self, hide=None):
+            self.inner = (BrokenSandbox if how == "sandbox breaks" else SandboxThatCannotStart)(hide)
+
+        def __enter__(self):
+            return self.inner
+
+        def __exit__(self, *exc):
+            pass
+
+    import autograder.grade
+    import autograder.sandbox
+
+    if how == "judge bug":
+        monkeypatch.setattr(autograder.grade, "run_judge", judge_bug)
+    else:
+        monkeypatch.setattr(autograder.sandbox, "Sandbox", AsContext)
+    code = main(["grade", str(CORPUS / "correct_straightforward.py"), "--assignment", "ps2",
+                 "--results", str(tmp_path / "r.json")])
+    captured = capsys.readouterr()
+    assert code == 1 and captured.out == "" and not (tmp_path / "r.json").exists()
+    assert len(captured.err.splitlines()) == 1 and "the grader failed, not the submission" in captured.err
+
+
+@pytest.mark.parametrize("folder", ["missing", "empty", "only_other_files"])
+def test_cli_batch_with_nothing_to_grade_exits_non_zero_with_one_line(tmp_path, capsys, folder):
+    from autograder.cli import main
+
+    root = tmp_path / "class"
+    if folder != "missing":
+        root.mkdir()
+    if folder == "only_other_files":
+        (root / "notes.txt").write_text("")
+    code = main(["grade-batch", str(root), "--assignment", "ps2", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.splitlines()) == 1
+    assert not (tmp_path / "out").exists()

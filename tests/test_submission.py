@@ -1,10 +1,16 @@
 """Loading a submission: every problem is one line; whatever parses is kept; nothing runs."""
 import json
+import marshal
+import os
+import tracemalloc
 
 import nbformat
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from autograder.submission import load, neutralise_magics
+from autograder import wire
+from autograder.submission import MAX_BYTES, MAX_CELLS, Unreadable, load, neutralise_magics, read_submission
 
 
 def notebook(tmp_path, *sources, name="ps1.ipynb", **meta):
@@ -67,12 +73,126 @@ def test_magics_become_plain_python(source, expected):
     assert neutralise_magics(source) == expected
 
 
-def test_python_file_runs_statement_by_statement_with_its_own_line_numbers(tmp_path):
+def test_python_file_runs_statement_by_statement(tmp_path):
     path = tmp_path / "alice.py"
     path.write_text("x = 10 % 3\n\n@staticmethod\ndef f():\n    return 1\n")
     sub = load(path)
-    assert sub.cells == ["x = 10 % 3", "\n\n@staticmethod\ndef f():\n    return 1"]
+    assert sub.cells == ["x = 10 % 3", "@staticmethod\ndef f():\n    return 1"]
     assert sub.labels == ["line 1", "line 3"]
+
+
+def test_a_statement_keeps_the_files_line_numbers_in_tracebacks(tmp_path):
+    path = tmp_path / "alice.py"
+    path.write_text("x = 1\n\n\n\nraise ValueError('here')\n")
+    code = marshal.loads(load(path).code[1])
+    with pytest.raises(ValueError) as info:
+        exec(code, {})
+    assert info.traceback[-1].lineno + 1 == 5  # pytest counts from 0
+
+
+def test_a_statement_only_the_compiler_rejects_costs_only_itself(tmp_path):
+    path = tmp_path / "alice.py"
+    path.write_text("x = 1\nreturn 2\ny = 3\n")  # the parser accepts `return` here; the compiler does not
+    sub = load(path)
+    assert sub.labels == ["line 1", "line 3"]
+    assert sub.problems == ["line 2 has a syntax error on line 2: 'return' outside function; it was skipped"]
+
+
+@pytest.mark.parametrize("kind", ["py", "ipynb"])
+def test_many_statements_are_grouped_below_the_wire_limit(tmp_path, kind):
+    n = 3 * MAX_CELLS + 7
+    if kind == "py":
+        path = tmp_path / "alice.py"
+        path.write_text("".join(f"v{i} = {i}\n" for i in range(n)))
+    else:
+        path = notebook(tmp_path, *(f"v{i} = {i}" for i in range(n)))
+    sub = load(path)
+    assert len(sub.code) <= MAX_CELLS < wire.MAX_ITEMS
+    assert sub.labels[0] == ("lines 1-4" if kind == "py" else "cells 1-4")
+    scope = {}
+    for code in sub.code:
+        exec(marshal.loads(code), scope)
+    assert scope[f"v{n - 1}"] == n - 1  # every statement is still run, in order
+
+
+def test_loading_grows_linearly_with_blank_lines_and_statements(tmp_path):
+    """4x the file must cost about 4x, not 16x: measured as peak memory (tracemalloc), which
+    is deterministic, rather than as time. The old loader padded every statement with the
+    blank lines before it: 300 statements after 1 MB of blank lines took 300 MB."""
+    def peak(scale):
+        path = tmp_path / f"s{scale}.py"
+        path.write_text("\n" * (50_000 * scale) + "".join(f"x{i} = {i}\n" for i in range(300 * scale)))
+        tracemalloc.start()
+        load(path)
+        size = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return size
+
+    small, large = peak(1), peak(4)
+    assert large < 6 * small, (small, large)
+
+
+@pytest.mark.parametrize("name, content, phrase", [
+    ("deep.ipynb", b"[" * 100_000, "nested too deeply"),
+    ("deep.py", b"x = " + b"(" * 100_000 + b"1", "syntax error"),
+    ("neg.py", b"x = " + b"-" * 100_000 + b"1", "nested too deeply"),
+    ("bignum.ipynb", b'{"cells": [], "x": ' + b"9" * 5000 + b"}", "not a valid notebook"),
+    ("ints.ipynb", json.dumps({"cells": [{"cell_type": "code", "source": [1, 2]}], "nbformat": 4}).encode(),
+     "source is not text"),
+    ("meta.ipynb", json.dumps({"cells": [{"cell_type": "code", "source": "x", "metadata": [1]}], "nbformat": 4,
+                               }).encode(), None),
+    ("data.py", b"x = [" + b"1," * 600_000 + b"]", "MiB of code"),
+])
+def test_hostile_contents_give_one_line_not_a_traceback(tmp_path, name, content, phrase):
+    path = tmp_path / name
+    path.write_bytes(content)
+    sub = load(path)
+    assert all("\n" not in p for p in sub.problems)
+    if phrase:
+        assert len(sub.problems) == 1 and phrase in sub.problems[0]
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+                        st.sampled_from(["cells", "cell_type", "source", "metadata", "nbgrader", "grade",
+                                         "solution", "nbformat", "code"]), inner, max_size=4),
+                    max_leaves=20))
+@settings(max_examples=200, deadline=None)
+def test_any_json_loads_as_a_notebook_without_raising(tmp_path_factory, doc):
+    path = tmp_path_factory.mktemp("nb") / "any.ipynb"
+    path.write_text(json.dumps(doc))
+    sub = load(path)
+    assert all("\n" not in p for p in sub.problems)
+
+
+@pytest.mark.parametrize("kind, phrase", [
+    ("fifo", "named pipe"), ("link", "symbolic link"), ("folder", "a folder"), ("missing", "No such file"),
+    ("too_big", "over 5 MiB"),
+])
+def test_only_regular_files_are_read(tmp_path, kind, phrase):
+    path = tmp_path / "alice.py"
+    if kind == "fifo":
+        os.mkfifo(path)  # reading it would block forever
+    elif kind == "link":
+        (tmp_path / "target.py").write_text("x = 1")
+        os.symlink(tmp_path / "target.py", path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "too_big":
+        path.write_bytes(b"#" * (MAX_BYTES + 1))
+    with pytest.raises(Unreadable, match=phrase):
+        read_submission(path)
+    sub = load(path)
+    assert sub.code == [] and len(sub.problems) == 1 and phrase in sub.problems[0]
+
+
+def test_no_link_is_followed_below_the_class_folder(tmp_path):
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "ps2.py").write_text("x = 1")
+    (tmp_path / "class").mkdir()
+    os.symlink(tmp_path / "elsewhere", tmp_path / "class" / "eve")
+    with pytest.raises(Unreadable, match="eve is a symbolic link"):
+        read_submission(tmp_path / "class" / "eve" / "ps2.py", base=tmp_path / "class")
 
 
 def test_unsupported_suffix(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from ..misconceptions import explain
+from ..names import readable
 from ..results import Results
 
 STYLE = """
@@ -33,6 +34,9 @@ def heatmap_html(weights: list[list[float]], caption: str) -> str:
 
 
 def feedback_html(student: str, assignment: str, results: Results) -> str:
+    """Everything from the submission or the results is HTML-escaped; the name is also made
+    readable (a newline or a byte that is not UTF-8 shows as an escape)."""
+    student = readable(student)
     parts = [f"<!doctype html><meta charset='utf-8'><title>{escape(assignment)}: {escape(student)}</title>",
              f"<style>{STYLE}</style>",
              f"<h1>{escape(assignment)} feedback for {escape(student)}"

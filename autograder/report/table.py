@@ -1,19 +1,42 @@
-"""grades.csv: one row per student, sorted, with each exercise's points."""
+"""grades.csv: one row per student, sorted, with each exercise's points.
+
+The file is opened in spreadsheets, so no cell may start a formula: a text cell that
+starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'``
+(OWASP's rule for CSV injection); numbers, negative ones included, stay numbers. Student
+names are written readable and on one line (``\\n``, ``\\xe9`` escapes; see names.py).
+A student the grader failed on has a row with empty score cells: not graded is not 0.
+"""
 from __future__ import annotations
 
 import csv
 import io
+import re
+
+from ..names import readable
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\Z")
 
 
-def grades_csv(rows: list[dict], exercises: tuple[str, ...]) -> str:
-    """``rows``: dicts with student, score, max_score and one key per exercise."""
+def grades_csv(rows: list[dict], exercises: tuple[str, ...], failed: list[str] = ()) -> str:
+    """``rows``: dicts with student, score, max_score and one key per exercise; ``failed``:
+    students with no grade because the grader failed (their score cells stay empty)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["student", "score", "max_score", *exercises])
-    for row in sorted(rows, key=lambda r: r["student"]):
-        writer.writerow([row["student"], _num(row["score"]), _num(row["max_score"]),
-                         *(_num(row["exercises"].get(e, 0)) for e in exercises)])
+    writer.writerow([neutralise(c) for c in ["student", "score", "max_score", *exercises]])
+    lines = [(row["student"], [_num(row["score"]), _num(row["max_score"]),
+                               *(_num(row["exercises"].get(e, 0)) for e in exercises)]) for row in rows]
+    lines += [(student, [""] * (2 + len(exercises))) for student in failed]
+    for student, cells in sorted(lines, key=lambda line: line[0]):
+        writer.writerow([neutralise(readable(student)), *cells])
     return buf.getvalue()
+
+
+def neutralise(cell: str) -> str:
+    """A cell a spreadsheet will not run as a formula; a number is left as it is."""
+    if cell.startswith(FORMULA_START) and not NUMBER.match(cell):
+        return "'" + cell
+    return cell
 
 
 def _num(x: float) -> str:
