@@ -68,7 +68,8 @@ def grade(path: str | Path, assignment: str, *, sandbox: Sandbox, student: str |
         output += ("\n" if output else "") + f"Your code printed{cut}:\n" + printed[-MAX_PRINTED:]
     return Results(
         score=sum(t.score for t in tests), max_score=sum(t.max_score for t in tests),
-        execution_time=round(time.monotonic() - started, 4), output=output, tests=tests)
+        execution_time=round(time.monotonic() - started, 4), output=output, tests=tests,
+        extra_data={"isolation": getattr(sandbox, "level", "none"), "isolation_layers": list(getattr(sandbox, "layers", []))})
 
 
 def _judge_exercise(name: str, checks: list[Check], run: ExerciseRun, ref, timeout: float) -> list[TestResult]:

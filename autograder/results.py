@@ -43,6 +43,8 @@ class Results:
     execution_time: float  # seconds
     output: str  # problems with the submission as a whole, one per line
     tests: list[TestResult]
+    # {"isolation": "full" | "uid" | "none", "isolation_layers": [...]}: how it was confined
+    extra_data: dict = field(default_factory=dict)
 
     def exercise_scores(self) -> dict[str, float]:
         scores: dict[str, float] = {}

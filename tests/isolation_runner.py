@@ -29,7 +29,8 @@ def main() -> None:
             r = grade(f, assignment, sandbox=sandbox, student=Path(f).stem, timeout=5)
             graded.append({"file": Path(f).name, "score": r.score, "max_score": r.max_score,
                            "seconds": time.monotonic() - start, "output": r.output,
-                           "exercises": r.exercise_scores()})
+                           "exercises": r.exercise_scores(),
+                           "isolation": r.extra_data.get("isolation")})
     json.dump({"level": level, "layers": layers, "graded": graded, "uid": os.getuid()}, sys.stdout)
 
 

@@ -168,6 +168,10 @@ def test_level_is_the_one_asked_for(run):
     assert run["level"] == run["expected_level"], run["layers"]
 
 
+def test_every_results_file_records_its_level(run):
+    assert {g["isolation"] for g in run["graded"]} == {run["expected_level"]}
+
+
 @pytest.mark.parametrize("position", range(len(SEQUENCE)), ids=[f"{i}-{n[:-3]}" for i, n in enumerate(SEQUENCE)])
 def test_each_submission_gets_what_the_level_promises(run, position):
     graded = run["graded"][position]
