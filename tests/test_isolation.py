@@ -120,9 +120,9 @@ def _sandbox_processes() -> list[str]:
     return [e for e in os.listdir("/proc") if e.isdigit() and _real_uid(e) in SANDBOX_UIDS]
 
 
-def _sandbox_shm() -> list[str]:
+def _shm_of(uids) -> list[str]:
     lines = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
-    return [line for line in lines if int(line.split()[7]) in SANDBOX_UIDS]
+    return [line for line in lines if int(line.split()[7]) in uids]
 
 
 def _sandbox_files() -> list[str]:
@@ -146,11 +146,13 @@ def run(request, files, course_copy, listener):
     cmd = _unprivileged(cmd) if level == "none" else HOW[level] + cmd
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        left = _shm_of(SANDBOX_UIDS if level != "none" else range(65534, 65535))
     finally:
         if level == "none":
-            remove_ipc(65534)  # what the attack left at the level that cannot stop it
+            remove_ipc(65534)  # without a user namespace this level cannot stop it
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout)
+    report["shm_left"] = left
     report["expected_level"] = level
     return report
 
@@ -195,10 +197,25 @@ def test_output_flood_is_capped_and_quick(run):
 
 def test_nothing_of_a_submission_survives(run):
     """Below root the children run as the grader's user (nobody here): none of its processes
-    may be left. SysV shared memory does survive at that level (the README says so)."""
+    may be left, and, in a user namespace, no SysV shared memory either."""
     if run["level"] == "none":
         assert [e for e in os.listdir("/proc") if e.isdigit() and _real_uid(e) == 65534] == []
+        if "user namespace" in run["layers"]:
+            assert run["shm_left"] == []
         return
     assert _sandbox_processes() == []
-    assert _sandbox_shm() == []
+    assert run["shm_left"] == []
     assert _sandbox_files() == []
+
+
+def test_the_layers_are_the_levels(run):
+    """Full: namespaces and a uid per child. Uid: a uid per child, no namespaces. None: a
+    user namespace where the kernel allows unprivileged ones."""
+    layers = set(run["layers"])
+    if run["level"] == "full":
+        assert {"namespaces", "allow-list root", "uid per child"} <= layers
+    elif run["level"] == "uid":
+        assert "uid per child" in layers and "namespaces" not in layers
+    else:
+        allowed = Path("/proc/sys/user/max_user_namespaces").read_text().strip() != "0"
+        assert ("user namespace" in layers) == allowed and "uid per child" not in layers

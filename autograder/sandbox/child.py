@@ -25,6 +25,7 @@ JOB_LIMIT = 1 << 32  # the grader's own job frame: inputs can be large, and it i
 class Spec:
     """What the zygote hands a child at fork: where and how to confine itself. No job data."""
     level: str  # "full", "uid" or "none"
+    namespaces: bool  # its own pid, mount, network and IPC namespaces (full, or none in a user namespace)
     uid: int  # its own uid (full and uid levels)
     workdir: str  # its folder at the uid and none levels; the full level mounts its own
     job_fd: int
@@ -74,7 +75,7 @@ def confine_self(spec: Spec) -> str:
         low = fd + 1
     os.closerange(low, 1 << 20)
     workdir = spec.workdir
-    if spec.level == "full":
+    if spec.namespaces:
         workdir = confine.child_namespaces(spec.uid, spec.limits.disk)
     confine.Cgroups.join(list(spec.cgroup_procs))
     os.chdir(workdir)
@@ -89,6 +90,8 @@ def confine_self(spec: Spec) -> str:
     confine.set_limits(spec.limits.processes, cpu_seconds=3600, file_size=spec.limits.file_size)
     if spec.level in ("full", "uid"):
         confine.drop_to(spec.uid)
+    elif spec.namespaces:
+        confine.drop_capabilities()  # root of the user namespace: it must not remount what it sees
     confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid change, which clears it
     if spec.landlock:
         confine.landlock(list(spec.read_only), {"/dev/null": 1 << 1 | 1 << 2, "/dev/urandom": 1 << 2}, workdir)

@@ -39,10 +39,10 @@ PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, PR_SET_CHILD_SUBREAPER = 
 _ARCH = platform.machine()
 # name -> number, per architecture (the newer calls share one number everywhere)
 _SYSCALLS = {
-    "x86_64": dict(pivot_root=155, socket=41, ptrace=101, unshare=272, setns=308, clone=56, mount=165,
+    "x86_64": dict(capset=126, pivot_root=155, socket=41, ptrace=101, unshare=272, setns=308, clone=56, mount=165,
                    umount2=166, bpf=321, userfaultfd=323, perf_event_open=298, keyctl=250, add_key=248,
                    request_key=249, process_vm_readv=310, process_vm_writev=311),
-    "aarch64": dict(pivot_root=41, socket=198, ptrace=117, unshare=97, setns=268, clone=220, mount=40,
+    "aarch64": dict(capset=91, pivot_root=41, socket=198, ptrace=117, unshare=97, setns=268, clone=220, mount=40,
                     umount2=39, bpf=280, userfaultfd=282, perf_event_open=241, keyctl=219, add_key=217,
                     request_key=218, process_vm_readv=270, process_vm_writev=271),
 }.get(_ARCH, {})
@@ -140,7 +140,7 @@ def allow_list_root(exclude: list[str]) -> None:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             open(target, "w").close()
         mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
-        flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID
+        flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | _kept_flags(fd)
         if not path.startswith("/dev/"):
             flags |= MS_NODEV
         mount(None, target, None, flags)
@@ -157,6 +157,14 @@ def allow_list_root(exclude: list[str]) -> None:
     mount(None, "/", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
+def _kept_flags(fd: int) -> int:
+    """The flags a remount must keep: in a user namespace the kernel locks them."""
+    f = os.fstatvfs(fd).f_flag
+    kept = f & (MS_NODEV | MS_NOEXEC)
+    kept |= (1024 if f & 1024 else 0) | (2048 if f & 2048 else 0) | (1 << 21 if f & 4096 else 0)
+    return kept
+
+
 def child_namespaces(uid: int, disk: int) -> str:
     """In a child at the full level: its own mount, network and IPC namespaces (its pid
     namespace was made at fork), and an empty tmpfs of its own at /tmp. Returns its folder."""
@@ -166,6 +174,18 @@ def child_namespaces(uid: int, disk: int) -> str:
 
 
 # ---------------------------------------------------------------- every level: rlimits and uid
+
+def drop_capabilities() -> None:
+    """Give up every capability for good: the bounding set, then the three sets."""
+    PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    for cap in range(64):
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == 22:
+            break  # past the last capability this kernel knows
+    header = ctypes.create_string_buffer(struct.pack("=Ii", 0x20080522, 0), 8)
+    data = ctypes.create_string_buffer(bytes(24), 24)
+    _check(libc.syscall(_SYSCALLS["capset"], header, data), "capset")
+
 
 def set_limits(processes: int, cpu_seconds: int, file_size: int) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

@@ -131,8 +131,8 @@ class Sandbox:
             raise GraderError("the sandbox process failed to start") from e
         mine.settimeout(None)
         if self.level == "none" and not os.environ.get("AUTOGRADER_QUIET"):
-            print("autograder: warning: not root, so submissions run as your own user "
-                  f"({', '.join(self.layers) or 'rlimits only'}); see the README's isolation levels",
+            print("autograder: warning: not root, so submissions run as your own user, confined by "
+                  f"{', '.join(self.layers) or 'rlimits only'}; see the README's isolation levels",
                   file=sys.stderr)
 
     def close(self) -> None:

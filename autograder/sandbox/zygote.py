@@ -61,6 +61,7 @@ class Zygote:
         self.limits = limits
         self.root = os.geteuid() == 0
         self.level = "none"
+        self.namespaces = False  # a pid, mount, network and IPC namespace per child
         self.layers: list[str] = []
         self.cgroups = None
         self.pidns = None
@@ -75,14 +76,14 @@ class Zygote:
 
     # ---------------------------------------------------------------- confining itself
 
-    def confine(self) -> None:
+    def confine(self, sock: socket.socket) -> None:
         confine.prctl(confine.PR_SET_CHILD_SUBREAPER, 1)  # a submission's orphans are ours to reap
         if self.root:
             self.pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
             self.cgroups = confine.Cgroups.find()
             try:
                 confine.allow_list_root(self.exclude)
-                self.level = "full"
+                self.level, self.namespaces = "full", True
                 self.layers += ["namespaces", "allow-list root"]
             except OSError:
                 # No CAP_SYS_ADMIN (Docker's default): grade with a uid per child.
@@ -95,9 +96,37 @@ class Zygote:
             self.layers.append("uid per child")
             if self.cgroups:
                 self.layers.append("cgroup")
-        if self.level != "full":
+        else:
+            self._user_namespace(sock)
+        if not self.namespaces:
             self.private = _private_folder(self.root)
         self.layers += self._probe_layers()
+
+    def _user_namespace(self, sock: socket.socket) -> None:
+        """Not root: where the kernel allows unprivileged user namespaces, become root of one,
+        with a pid namespace of its own, so the namespaces and the allow-list root of the full
+        level are ours to make. The uid stays the grader's: the level is still "none"."""
+        uid, gid = os.getuid(), os.getgid()
+        try:
+            confine.unshare(confine.CLONE_NEWUSER | confine.CLONE_NEWNS | confine.CLONE_NEWPID)
+            for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
+                with open(f"/proc/self/{name}", "w") as f:
+                    f.write(text)
+        except OSError:
+            return  # rlimits, Landlock and seccomp only
+        pid = os.fork()  # pid 1 of the new pid namespace: the zygote from here on
+        if pid:
+            sock.close()  # the grader hears the end of file when the real zygote ends
+            _, status = os.waitpid(pid, 0)
+            os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+        confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)
+        try:
+            self.pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+            confine.allow_list_root(self.exclude)
+        except OSError:
+            return
+        self.namespaces = True
+        self.layers += ["user namespace", "namespaces", "allow-list root"]
 
     def _probe_layers(self) -> list[str]:
         """Landlock and seccomp, where a throwaway child can apply them."""
@@ -123,7 +152,7 @@ class Zygote:
         uid = self.uid_base + 2 * slot
         self.counter += 1
         workdir = cgroup = None
-        if self.level == "full":
+        if self.namespaces:
             workdir = "/tmp"
         else:
             workdir = os.path.join(self.private, secrets.token_hex(8))
@@ -137,12 +166,12 @@ class Zygote:
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
         out_r, out_w = os.pipe()
-        if self.level == "full":
+        if self.namespaces:
             confine.unshare(confine.CLONE_NEWPID)  # the next fork is pid 1 of a namespace of its own
         pid = os.fork()
         if pid == 0:
             child_mod.main(child_mod.Spec(
-                level=self.level, uid=uid, workdir=workdir, job_fd=job_r, result_fd=res_w, output_fd=out_w,
+                level=self.level, namespaces=self.namespaces, uid=uid if self.root else 0, workdir=workdir, job_fd=job_r, result_fd=res_w, output_fd=out_w,
                 cgroup_procs=tuple(procs), limits=self.limits, read_only=self.read_only,
                 landlock="landlock" in self.layers, seccomp="seccomp" in self.layers))
             os._exit(0)  # not reached
@@ -150,7 +179,7 @@ class Zygote:
             confine.setns(self.pidns, confine.CLONE_NEWPID)  # back: later forks are the zygote's own
         for fd in (job_r, res_w, out_w, *procs):
             os.close(fd)
-        return Child(self.counter, pid, uid, slot, workdir if self.level != "full" else None, cgroup,
+        return Child(self.counter, pid, uid, slot, None if self.namespaces else workdir, cgroup,
                      (job_w, res_r, out_r))
 
     def hand_out(self, sock: socket.socket) -> None:
@@ -174,7 +203,7 @@ class Zygote:
                 pass
         if self.root:
             confine.sweep_uid(c.uid)  # at the uid level, the processes that left its group too
-        else:
+        elif not self.namespaces:
             self.kill_orphans()  # as the grader's own user: what left the group came to us as orphans
         try:
             os.waitpid(c.pid, 0)
@@ -316,7 +345,7 @@ def main() -> None:
     zygote = Zygote(Limits(**config["limits"]), config["exclude"])
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the grader's
     try:
-        zygote.confine()
+        zygote.confine(sock)
         zygote.serve(sock)
     finally:
         zygote.shutdown()
