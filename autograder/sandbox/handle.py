@@ -24,7 +24,8 @@ from pathlib import Path
 from .. import wire
 from ..errors import GraderError
 from .limits import DEFAULT_MEMORY, Limits
-from .protocol import Kind, ProtocolError, Reader, Timeout, send
+from . import confine
+from .protocol import Kind, ProtocolError, Reader, Stopped, Timeout, send
 
 SETUP_SECONDS = 30.0  # a child confining itself on a loaded machine
 
@@ -257,9 +258,11 @@ class Sandbox:
         c.job = -1
         step: tuple[str, int] | None = None
         deadline = time.monotonic() + timeout
+        watch = _Watch(c.uid, plan["memory"]) if self.level == "uid" else None
+        stopped = ""
         while True:
             try:
-                frame = reader.next(min(deadline, budget), also=drain)
+                frame = reader.next(min(deadline, budget), also=drain, watch=watch)
                 how = None
                 if frame is None:
                     how = "crashed"
@@ -267,6 +270,8 @@ class Sandbox:
                 frame, how = None, "timeout"
             except ProtocolError:
                 frame, how = None, "malformed"
+            except Stopped as e:
+                frame, how, stopped = None, "stopped", str(e)
             if frame is not None:
                 kind, data = frame
                 try:
@@ -297,17 +302,36 @@ class Sandbox:
                 problems[step[1]] = (
                     f"ran past the {timeout:g} s time limit and was skipped" if how == "timeout" else
                     "sent the grader a malformed message and was skipped" if how == "malformed" else
+                    f"{stopped} and was skipped" if how == "stopped" else
                     "ended the process (sys.exit, os._exit or a crash) and was skipped")
                 return next_ex
             if step and step[0] == "exercise":
                 results[step[1]] = ExerciseRun("timeout" if how == "timeout" else "crashed", detail=(
                     f"ran past the {timeout:g} s time limit" if how == "timeout" else
                     "sent the grader a malformed message" if how == "malformed" else
+                    stopped if how == "stopped" else
                     "ended the process (os._exit, a crash, or it was killed for using too much memory)"))
                 return step[1] + 1
             for k in range(next_ex, len(names)):  # died between steps: nothing left to try
                 results.setdefault(k, ExerciseRun("crashed", detail="the sandbox process died"))
             return len(names)
+
+
+class _Watch:
+    """Where no cgroup can hold a submission (the uid level): its memory and CPU, summed over
+    every process of its uid, checked while the grader waits. Over the memory limit, or more
+    than one core on average, it is stopped, as a cgroup would stop it."""
+
+    def __init__(self, uid: int, memory: int):
+        self.uid, self.memory, self.started = uid, int(memory), time.monotonic()
+
+    def __call__(self) -> str:
+        rss, cpu = confine.uid_usage(self.uid)
+        if rss > self.memory:
+            return f"used more than {self.memory >> 20} MiB of memory across its processes"
+        if cpu > time.monotonic() - self.started + 1.0:
+            return "used more than one CPU core across its processes"
+        return ""
 
 
 def _index(data: bytes, bound: int) -> int:

@@ -47,6 +47,10 @@ class Timeout(Exception):
     """No whole frame came before the deadline."""
 
 
+class Stopped(Exception):
+    """A watch called while waiting said the writer must be stopped; the message says why."""
+
+
 def send(fd: int, kind: Kind, payload: bytes = b"") -> None:
     view = memoryview(HEADER.pack(kind.value, len(payload)) + payload)
     while view:
@@ -60,10 +64,12 @@ class Reader:
 
     def __init__(self, fd: int, limit: int):
         self.fd, self.limit, self.buf, self.eof = fd, limit, bytearray(), False
+        self.next_watch = time.monotonic() + 0.05  # nothing to watch in a submission's first moments
 
-    def next(self, deadline: float = float("inf"), also: dict | None = None):
+    def next(self, deadline: float = float("inf"), also: dict | None = None, watch=None, every: float = 0.05):
         """``also``: other descriptors to serve while waiting, each with a callback that reads
-        it and returns False at its end (it is then dropped from ``also``)."""
+        it and returns False at its end (it is then dropped from ``also``). ``watch``: called
+        every ``every`` seconds while waiting; a reason it returns raises ``Stopped``."""
         while True:
             if len(self.buf) >= HEADER.size:
                 kind, n = HEADER.unpack_from(self.buf)
@@ -81,9 +87,17 @@ class Reader:
                 if self.buf:
                     raise ProtocolError("the stream ended inside a frame")
                 return None
-            left = deadline - time.monotonic()
+            now = time.monotonic()
+            left = deadline - now
             if left <= 0:
                 raise Timeout()
+            if watch is not None:
+                if now >= self.next_watch:
+                    self.next_watch = now + every
+                    reason = watch()
+                    if reason:
+                        raise Stopped(reason)
+                left = min(left, max(self.next_watch - now, 0.001))
             ready, _, _ = select.select([self.fd, *(also or ())], [], [], None if left == float("inf") else left)
             for fd in ready:
                 if fd != self.fd and not also[fd](fd):
