@@ -200,7 +200,9 @@ def _preprocessors() -> dict[str, type]:
                 "points": {name: float(sum(t.score for t in tests)) for name, tests in by_exercise.items()},
                 "max": {name: float(sum(t.max_score for t in tests)) for name, tests in by_exercise.items()},
                 "feedback": {name: cell_feedback(name, tests) for name, tests in by_exercise.items()},
-                "problems": results.output,
+                # The notebook's problems ("cell 3 raised ..."), not what it printed: the
+                # notebook's own cells show their output in the feedback already.
+                "problems": results.output.split("Your code printed (last lines):")[0].strip(),
             }
             self.log.info("The grader gives %s %g/%g on %s", student, results.score, results.max_score, assignment)
             return nb, resources
