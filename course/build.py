@@ -9,9 +9,11 @@ The templates are percent-format Python files. Each cell starts with a marker li
                                 from solutions/, the body between nbgrader's solution
                                 markers (the template body must be empty)
     # %% [solution-given] NAME  an earlier assignment's answer, given whole and read-only
-    # %% [tests] NAME           the graded cell for NAME: visible self-checks, then the
-                                hidden call into the grader; points come from the
-                                exercise's own checks (template body must be empty)
+    # %% [tests] NAME           the graded cell for NAME: the visible self-checks only;
+                                its points are the exercise's own checks' (template body
+                                must be empty). At autograde the grader writes the cell's
+                                points itself (autograder/nbgrader_bridge.py): nothing the
+                                student's kernel computes is recorded.
 
 Answers are therefore written once, in solutions/; tests/test_notebooks.py fails when
 source/ differs from what this script builds. Run: python course/build.py [--release]
@@ -95,14 +97,12 @@ def stub_source(func) -> str:
 
 
 def tests_source(assignment: str, name: str) -> str:
+    # No hidden part: a hidden call in the student's kernel could be fooled by any other cell
+    # of the notebook, so the points are written by nbgrader_bridge.RecordEngineGrades instead.
     return "\n".join([
         "# Run this cell to check your work: it prints which checks pass and why.",
         "from autograder.selfcheck import check",
         f"check({name!r}, {name})",
-        "### BEGIN HIDDEN TESTS",
-        "from autograder.nbgrader_bridge import score",
-        f"score({assignment!r}, {name!r})",
-        "### END HIDDEN TESTS",
     ])
 
 

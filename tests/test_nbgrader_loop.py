@@ -1,8 +1,9 @@
 """The instructor's loop on nbgrader's own machinery, and agreement with grade-batch.
 
 generate_assignment → release_assignment → fetch / submit through an exchange folder →
-collect → autograde (the notebooks' hidden cells call the engine) → generate_feedback →
-export, then the same class through grade-batch.
+collect → autograde (the grader's preprocessors write the engine's points) →
+generate_feedback → export, then the same class through grade-batch. The class includes
+hostile notebooks whose extra cell tries to make nbgrader's kernel produce the points.
 """
 import csv
 import json
@@ -23,6 +24,79 @@ from make_class import make_class  # noqa: E402
 
 ASSIGNMENT = "ps2"
 DISHONEST = ("timeout", "crashed", "malformed")  # grades nbgrader cannot give right (see README)
+FULL = {e: exercise_points(e) for e in ASSIGNMENTS[ASSIGNMENT]}
+NONE = {e: 0 for e in ASSIGNMENTS[ASSIGNMENT]}
+
+# Hostile notebooks: (the notebook handed in, one extra cell placed before every exercise,
+# the engine's grade of it). When the graded cells computed their points in nbgrader's
+# kernel (a hidden `score` call), (a) to (e) got 36/36 from it and (f) got 0/36.
+HOSTILE = {
+    # (a) the hidden cells called `score` after `check`: rebind both names, and drop the
+    # graded cells' imports (which would bind them again) before they run.
+    "zz_hostile_rebind_score": ("untouched", f"""
+FULL = {FULL!r}
+def check(exercise, func):
+    pass
+def score(assignment, exercise, notebook=None):
+    return FULL[exercise]
+get_ipython().input_transformers_post.append(
+    lambda lines: [line for line in lines if not line.startswith("from autograder.")])
+""", NONE),
+    # (b) patch the modules the graded cells import, so any call returns full points.
+    "zz_hostile_patch_module": ("untouched", f"""
+import autograder.nbgrader_bridge, autograder.selfcheck
+FULL = {FULL!r}
+autograder.nbgrader_bridge.score = lambda assignment, exercise, notebook=None: FULL[exercise]
+autograder.selfcheck.check = lambda exercise, func: FULL[exercise]
+""", NONE),
+    # (c) a fake autograder package in sys.modules: every later import gets it.
+    "zz_hostile_fake_package": ("untouched", f"""
+import sys, types
+FULL = {FULL!r}
+fake, bridge, selfcheck = (types.ModuleType(n) for n in
+                           ("autograder", "autograder.nbgrader_bridge", "autograder.selfcheck"))
+fake.__path__ = []
+bridge.score = lambda assignment, exercise, notebook=None: FULL[exercise]
+selfcheck.check = lambda exercise, func: FULL[exercise]
+fake.nbgrader_bridge, fake.selfcheck = bridge, selfcheck
+sys.modules.update({{m.__name__: m for m in (fake, bridge, selfcheck)}})
+""", NONE),
+    # (d) output mimicking the engine: every graded cell is rewritten, before it runs, into a
+    # print of a perfect report and the full points as its value.
+    "zz_hostile_fake_output": ("untouched", rf"""
+FULL = {FULL!r}
+def perfect_report(lines):
+    for name, points in FULL.items():
+        if f"check({{name!r}}" in "".join(lines):
+            return [f"print('The grader\\'s checks of {{name}}: {{points}}/{{points}} points')\n", f"{{points!r}}\n"]
+    return lines
+get_ipython().input_transformers_post.append(perfect_report)
+""", NONE),
+    # (e) the old hidden call graded the notebook file in the kernel's folder: overwrite it
+    # with a classmate's finished notebook, and keep the stubs' check from raising first.
+    "zz_hostile_write_notebook": ("untouched", """
+import os, autograder.selfcheck
+if os.path.exists("{notebook}.ipynb"):
+    with open("{notebook}.ipynb", "w") as f:
+        f.write({correct!r})
+autograder.selfcheck.check = lambda exercise, func: None
+""", NONE),
+    # (f) right answers, but every graded cell raises in the kernel: the kernel's error must
+    # not cost the engine's points either.
+    "zz_hostile_raise": ("correct", """
+def raise_in_graded_cells(lines):
+    return lines + ["\\nraise RuntimeError('the kernel raised')\\n"] if "check(" in "".join(lines) else lines
+get_ipython().input_transformers_post.append(raise_in_graded_cells)
+""", FULL),
+}
+
+
+def hostile_notebook(base: Path, cell: str) -> str:
+    nb = json.loads(base.read_text())
+    extra = {"cell_type": "code", "execution_count": None, "id": "hostile", "metadata": {}, "outputs": [],
+             "source": cell.strip()}
+    nb["cells"].insert(1, extra)  # after the title: it runs before any exercise
+    return json.dumps(nb, indent=1)
 
 
 def nbgrader(*args, cwd, user=None):
@@ -64,6 +138,14 @@ def course(tmp_path_factory):
     stub = course / "submitted" / "zz_untouched" / ASSIGNMENT
     stub.mkdir(parents=True)
     shutil.copy(course / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", stub)
+    correct = next(s for s in honest if roster[s][ASSIGNMENT] == "correct")
+    bases = {"untouched": stub / f"{ASSIGNMENT}.ipynb",
+             "correct": sample / "submitted" / correct / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"}
+    for student, (base, cell, _) in HOSTILE.items():
+        cell = cell.replace("{notebook}", ASSIGNMENT).replace("{correct!r}", repr(bases["correct"].read_text()))
+        folder = course / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        (folder / f"{ASSIGNMENT}.ipynb").write_text(hostile_notebook(bases[base], cell))
     nbgrader("autograde", ASSIGNMENT, cwd=course)
     nbgrader("generate_feedback", ASSIGNMENT, cwd=course)
     nbgrader("export", cwd=course)
@@ -83,6 +165,38 @@ def test_collect_autograde_and_export_record_every_student(course):
     rows = list(csv.DictReader((course / "grades.csv").open()))
     assert len(rows) == len(list((course / "submitted").iterdir()))
     assert {r["student_id"]: float(r["score"]) for r in rows}["zz_untouched"] == 0
+
+
+@pytest.mark.parametrize("student", HOSTILE)
+def test_hostile_notebook_gets_the_engines_points_in_the_gradebook(course, student):
+    assert nbgrader_scores(course)[student] == HOSTILE[student][2]
+
+
+@pytest.mark.parametrize("student", HOSTILE)
+def test_hostile_notebook_gets_the_engines_score_in_export(course, student):
+    rows = {r["student_id"]: float(r["score"]) for r in csv.DictReader((course / "grades.csv").open())}
+    assert rows[student] == sum(HOSTILE[student][2].values())
+
+
+def test_graded_cells_show_the_engines_report_not_the_kernels(course):
+    # The kernel of zz_hostile_fake_output printed a perfect report in every graded cell.
+    nb = json.loads((course / "autograded" / "zz_hostile_fake_output" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
+    graded = {c["metadata"]["nbgrader"]["grade_id"]: c["outputs"] for c in nb["cells"]
+              if c["metadata"].get("nbgrader", {}).get("grade")}
+    for name, outputs in graded.items():
+        assert [o["output_type"] for o in outputs] == ["stream", "execute_result"]
+        assert "".join(outputs[0]["text"]).startswith(f"The grader's checks of {name}: 0/{FULL[name]:g} points\n")
+        assert "".join(outputs[1]["data"]["text/plain"]) == "0.0"
+
+
+def test_autograde_runs_the_engine_around_the_kernel():
+    # Without these two steps nbgrader would score the graded cells by what the kernel did.
+    from traitlets.config.loader import PyFileConfigLoader
+
+    steps = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config().Autograde.autograde_preprocessors
+    names = [s.rsplit(".", 1)[-1] for s in steps]
+    assert names.index("GradeWithEngine") < names.index("Execute")
+    assert names.index("RecordEngineGrades") == names.index("SaveAutoGrades") - 1
 
 
 def test_autograde_gives_partial_credit(course):
@@ -114,3 +228,58 @@ def test_grade_cells_carry_the_engines_points(course):
     points = {c["metadata"]["nbgrader"]["grade_id"]: c["metadata"]["nbgrader"]["points"]
               for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade")}
     assert points == {e: exercise_points(e) for e in ASSIGNMENTS[ASSIGNMENT]}
+
+
+# The grader failing (here its sandbox breaking protocol on every run, patched in by the
+# course's config file, which nbgrader executes in its own process).
+BROKEN_GRADER = '''
+import autograder.sandbox
+from autograder.errors import GraderError
+
+
+def _broken_run(self, *args, **kwargs):
+    raise GraderError("the sandbox failed (broken on purpose by the test)")
+
+
+autograder.sandbox.Sandbox.run = _broken_run
+'''
+
+
+@pytest.fixture(scope="module")
+def broken_grader(tmp_path_factory):
+    """A course where one right notebook was autograded, then autograded again (--force)
+    while the grader fails: returns the course folder and the second autograde."""
+    course = tmp_path_factory.mktemp("broken") / "course"
+    course.mkdir()
+    shutil.copytree(ROOT / "source", course / "source")
+    config = (ROOT / "nbgrader_config.py").read_text()
+    (course / "nbgrader_config.py").write_text(config)
+    nbgrader("generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    sample = course.parent / "sample"
+    roster = make_class(sample, assignments=(ASSIGNMENT,), students=30, seed=0)
+    correct = next(s for s, a in sorted(roster.items()) if a[ASSIGNMENT] == "correct")
+    shutil.copytree(sample / "submitted" / correct, course / "submitted" / "zz_right")
+    nbgrader("autograde", ASSIGNMENT, cwd=course)
+    assert sum(nbgrader_scores(course)["zz_right"].values()) == sum(FULL.values())
+    (course / "nbgrader_config.py").write_text(config + BROKEN_GRADER)
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    failed = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force"],
+                            cwd=course, env=env, capture_output=True, text=True)
+    return course, failed
+
+
+def test_grader_failure_fails_the_autograde_loudly(broken_grader):
+    _, failed = broken_grader
+    assert failed.returncode != 0
+    assert "the grader could not grade ps2 of 'zz_right'" in failed.stderr
+
+
+def test_grader_failure_records_no_points_for_the_submission(broken_grader):
+    # Not 0 (as if graded and wrong), and not the earlier run's points: no auto score at all.
+    from nbgrader.api import Gradebook
+
+    course, _ = broken_grader
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        grades = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "zz_right").grades
+        assert {g.name: g.auto_score for g in grades if g.name in FULL} == {e: None for e in FULL}
+    assert not (course / "autograded" / "zz_right" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").exists()

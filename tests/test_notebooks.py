@@ -71,12 +71,28 @@ def test_every_exercise_has_a_stub_and_a_graded_cell(assignment):
         assert {name, f"{name}_code"} <= ids
 
 
-def test_source_notebook_earns_every_point(executed_source):
-    assignment, nb = executed_source
-    for grade_id, cell in grade_cells(nb).items():
-        assert not errors(cell), f"{grade_id}: {errors(cell)}"
-        result = [o for o in cell.outputs if o.output_type == "execute_result"]
-        assert float(result[0].data["text/plain"]) == exercise_points(grade_id)
+@pytest.fixture
+def autograde_steps():
+    """The two steps nbgrader_config.py adds to nbgrader autograde; their sandbox closed after."""
+    from autograder import nbgrader_bridge
+
+    yield nbgrader_bridge.GradeWithEngine, nbgrader_bridge.RecordEngineGrades
+    nbgrader_bridge._close_sandboxes()
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENT_NAMES)
+def test_source_notebook_earns_every_point(assignment, autograde_steps):
+    # Autograde's own steps on the instructor's notebook (no kernel needed: the kernel's
+    # output never counts); determine_grade is how SaveAutoGrades reads a cell's points.
+    from nbgrader.utils import determine_grade
+
+    nb = nbformat.read(ROOT / "source" / assignment / f"{assignment}.ipynb", as_version=4)
+    resources = {"nbgrader": {"assignment": assignment, "notebook": assignment, "student": "instructor",
+                              "db_url": "sqlite://"}}
+    for step in autograde_steps:
+        nb, resources = step().preprocess(nb, resources)
+    points = {grade_id: determine_grade(cell)[0] for grade_id, cell in grade_cells(nb).items()}
+    assert points == {name: exercise_points(name) for name in ASSIGNMENTS[assignment]}
 
 
 def test_source_notebook_has_no_errors_or_stderr(executed_source):
