@@ -27,7 +27,7 @@ class Spec:
     level: str  # "full", "uid" or "none"
     namespaces: bool  # its own pid, mount, network and IPC namespaces (full, or none in a user namespace)
     uid: int  # its own uid (full and uid levels)
-    workdir: str  # its folder at the uid and none levels; the full level mounts its own
+    workdir: str  # its folder; with namespaces, where it mounts its own tmpfs
     job_fd: int
     result_fd: int
     output_fd: int
@@ -76,7 +76,7 @@ def confine_self(spec: Spec) -> str:
     os.closerange(low, 1 << 20)
     workdir = spec.workdir
     if spec.namespaces:
-        workdir = confine.child_namespaces(spec.uid, spec.limits.disk)
+        workdir = confine.child_namespaces(spec.uid, spec.limits.disk, spec.workdir)
     confine.Cgroups.join(list(spec.cgroup_procs))
     os.chdir(workdir)
     os.dup2(spec.output_fd, 1)

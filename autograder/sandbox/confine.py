@@ -148,7 +148,7 @@ def allow_list_root(exclude: list[str]) -> None:
     for path, dest in links.items():
         if not os.path.lexists(new + path):
             os.symlink(dest, new + path)
-    os.mkdir(new + "/tmp", 0o755)
+    os.makedirs(new + child_folder(exclude), 0o755, exist_ok=True)
     os.mkdir(new + "/.old")
     _check(libc.syscall(_SYSCALLS["pivot_root"], new.encode(), (new + "/.old").encode()), "pivot_root")
     os.chdir("/")
@@ -165,12 +165,18 @@ def _kept_flags(fd: int) -> int:
     return kept
 
 
-def child_namespaces(uid: int, disk: int) -> str:
+def child_folder(exclude: list[str]) -> str:
+    """Where a child's own tmpfs goes in the allow-list root: /tmp, unless Python itself lives
+    below /tmp (a checkout cloned there), which the child's tmpfs would hide."""
+    return "/submission" if any(_inside(p, "/tmp") for p in read_only_paths(exclude)) else "/tmp"
+
+
+def child_namespaces(uid: int, disk: int, folder: str) -> str:
     """In a child at the full level: its own mount, network and IPC namespaces (its pid
-    namespace was made at fork), and an empty tmpfs of its own at /tmp. Returns its folder."""
+    namespace was made at fork), and an empty tmpfs of its own at ``folder``."""
     unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC)
-    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={disk},mode=700,uid={uid},gid={uid}")
-    return "/tmp"
+    mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"size={disk},mode=700,uid={uid},gid={uid}")
+    return folder
 
 
 # ---------------------------------------------------------------- every level: rlimits and uid

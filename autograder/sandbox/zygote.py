@@ -66,6 +66,7 @@ class Zygote:
         self.cgroups = None
         self.pidns = None
         self.read_only = tuple(confine.read_only_paths(exclude))
+        self.folder = confine.child_folder(exclude)  # a child's own tmpfs, at the namespaced levels
         self.exclude = exclude
         self.uid_base = _uid_base(os.getpid())
         self.free = list(range(UID_SLOTS))
@@ -153,7 +154,7 @@ class Zygote:
         self.counter += 1
         workdir = cgroup = None
         if self.namespaces:
-            workdir = "/tmp"
+            workdir = self.folder
         else:
             workdir = os.path.join(self.private, secrets.token_hex(8))
             os.mkdir(workdir, 0o700)
