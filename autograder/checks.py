@@ -64,7 +64,8 @@ def run_judge(check: Check, outcomes: list[dict], ref) -> Verdict:
     so a malformed value fails the check (with a message naming what came back) by ``Fail``.
     Any other exception is a bug in the judge, never the student's fault: GraderError."""
     try:
-        verdict = check.judge(outcomes, ref)
+        with np.errstate(all="ignore"):  # a student's huge or inf values overflow; the judge fails them itself
+            verdict = check.judge(outcomes, ref)
     except Fail as f:
         return f.verdict
     except Exception as e:

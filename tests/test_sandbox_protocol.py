@@ -91,3 +91,12 @@ def test_the_handle_turns_unreadable_outcomes_into_a_crashed_exercise():
 
     run = _outcomes(len(b"[[[").to_bytes(8, "big") + b"[[[")
     assert run.status == "crashed" and "could not read" in run.detail
+
+
+def test_a_child_that_cannot_confine_itself_is_a_grader_failure_not_a_grade():
+    from autograder.errors import GraderError
+    from autograder.sandbox import Limits, Sandbox
+
+    with Sandbox(limits=Limits(file_size=1 << 70)) as sandbox:  # no rlimit holds 2^70
+        with pytest.raises(GraderError, match="could not confine itself"):
+            sandbox.run(["x = 1"], [("f", [("f", (), {})])], timeout=5)

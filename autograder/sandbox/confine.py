@@ -121,10 +121,10 @@ def read_only_paths(exclude: list[str]) -> list[str]:
 
 # ---------------------------------------------------------------- full: the allow-list root
 
-def allow_list_root(exclude: list[str]) -> None:
+def allow_list_root(exclude: list[str], folder: str) -> None:
     """In a new mount namespace, make ``/`` a read-only tmpfs holding only the allow-list:
     the Python installation and system libraries (read-only, no setuid), ``/dev/null``,
-    ``/dev/urandom`` and an empty ``/tmp`` where each child mounts its own folder."""
+    ``/dev/urandom`` and an empty ``folder`` where each child mounts its own."""
     unshare(CLONE_NEWNS)
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     sources = {p: os.open(p, os.O_PATH | os.O_CLOEXEC) for p in (*read_only_paths(exclude), *FILES, *DEVICES)
@@ -148,7 +148,7 @@ def allow_list_root(exclude: list[str]) -> None:
     for path, dest in links.items():
         if not os.path.lexists(new + path):
             os.symlink(dest, new + path)
-    os.makedirs(new + child_folder(exclude), 0o755, exist_ok=True)
+    os.makedirs(new + folder, 0o755, exist_ok=True)
     os.mkdir(new + "/.old")
     _check(libc.syscall(_SYSCALLS["pivot_root"], new.encode(), (new + "/.old").encode()), "pivot_root")
     os.chdir("/")

@@ -83,7 +83,7 @@ class Zygote:
             self.pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
             self.cgroups = confine.Cgroups.find()
             try:
-                confine.allow_list_root(self.exclude)
+                confine.allow_list_root(self.exclude, self.folder)
                 self.level, self.namespaces = "full", True
                 self.layers += ["namespaces", "allow-list root"]
             except OSError:
@@ -123,7 +123,7 @@ class Zygote:
         confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)
         try:
             self.pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
-            confine.allow_list_root(self.exclude)
+            confine.allow_list_root(self.exclude, self.folder)
         except OSError:
             return
         self.namespaces = True
