@@ -20,6 +20,7 @@ import importlib
 import json
 import os
 import secrets
+import select
 import shutil
 import signal
 import socket
@@ -71,6 +72,7 @@ class Zygote:
         self.uid_base = _uid_base(os.getpid())
         self.free = list(range(UID_SLOTS))
         self.children: dict[int, Child] = {}
+        self.dying: dict[int, Child] = {}  # pidfd -> a child killed but not yet gone
         self.ready: Child | None = None
         self.counter = 0
         self.private = None  # root-owned folder holding children's folders (uid and none levels)
@@ -192,11 +194,15 @@ class Zygote:
             os.close(fd)
 
     def prepare(self) -> None:
+        if self.ready is None and not self.free and self.dying:
+            self.finish_dying([next(iter(self.dying))])  # every uid is in use: wait for the oldest
         if self.ready is None and self.free:
             self.ready = self.spawn()
 
     def end(self, c: Child) -> None:
-        """End a child and all it started; remove everything it wrote."""
+        """End a child and all it started. The rest of its cleanup (``finish``) waits until
+        it is gone: tearing down its namespaces takes the kernel a few milliseconds, which
+        the next child should not wait for."""
         for kill in (os.killpg, os.kill):  # at the full level pid 1 of its namespace: all of it goes
             try:
                 kill(c.pid, signal.SIGKILL)
@@ -206,6 +212,14 @@ class Zygote:
             confine.sweep_uid(c.uid)  # at the uid level, the processes that left its group too
         elif not self.namespaces:
             self.kill_orphans()  # as the grader's own user: what left the group came to us as orphans
+        try:
+            self.dying[os.pidfd_open(c.pid)] = c
+        except OSError:  # no pidfds (before Linux 5.3), or it is gone already
+            self.finish(c)
+
+    def finish(self, c: Child) -> None:
+        """Once a child is gone: reap it, make sure nothing of its uid is left, remove what it
+        wrote, and give its uid back."""
         try:
             os.waitpid(c.pid, 0)
         except ChildProcessError:
@@ -229,6 +243,12 @@ class Zygote:
                 confine.remove_owned(folder, c.uid)
             confine.remove_ipc(c.uid)
         self.free.append(c.slot)
+
+    def finish_dying(self, fds) -> None:
+        for fd in fds:
+            c = self.dying.pop(fd)
+            os.close(fd)
+            self.finish(c)
 
     def kill_orphans(self) -> None:
         """Kill the zygote's children that it did not fork itself: a submission's processes
@@ -273,6 +293,7 @@ class Zygote:
             self.end(c)
         self.children.clear()
         self.ready = None
+        self.finish_dying(list(self.dying))
         if self.cgroups:
             self.cgroups.close()
         if self.private:
@@ -284,6 +305,10 @@ class Zygote:
         sock.send(json.dumps({"level": self.level, "layers": self.layers}).encode())
         self.prepare()
         while True:
+            ready, _, _ = select.select([sock, *self.dying], [], [])
+            self.finish_dying([fd for fd in ready if fd in self.dying])
+            if sock not in ready:
+                continue
             try:
                 data = sock.recv(4096)
             except OSError:
