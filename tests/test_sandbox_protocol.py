@@ -100,3 +100,14 @@ def test_a_child_that_cannot_confine_itself_is_a_grader_failure_not_a_grade():
     with Sandbox(limits=Limits(file_size=1 << 70)) as sandbox:  # no rlimit holds 2^70
         with pytest.raises(GraderError, match="could not confine itself"):
             sandbox.run(["x = 1"], [("f", [("f", (), {})])], timeout=5)
+
+
+def test_what_a_child_prints_just_before_it_finishes_is_kept():
+    """Its last frame can be read before its last output: the pipe is drained after."""
+    from autograder.sandbox import Sandbox
+
+    with Sandbox() as sandbox:
+        lost = [i for i in range(300)
+                if f"last line {i}" not in sandbox.run([f"print('last line {i}')"], [("f", [("f", (), {})])],
+                                                       timeout=5).output]
+    assert lost == []

@@ -72,6 +72,22 @@ class _Output:
             del self.data[: -4 * self.limit]  # utf-8 is at most 4 bytes a character
         return bool(chunk)
 
+    def drain_rest(self, fd: int, most: int = 16 << 20) -> None:
+        """Read what is already in the pipe, without waiting and at most ``most`` bytes: a
+        process the submission left behind may still be writing."""
+        try:
+            os.set_blocking(fd, False)
+            while most > 0:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    return
+                most -= len(chunk)
+                self.data += chunk
+                if len(self.data) > 4 * self.limit:
+                    del self.data[: -4 * self.limit]
+        except OSError:  # BlockingIOError: nothing more for now
+            return
+
     def text(self) -> str:
         return self.data.decode(errors="replace")[-self.limit:]
 
@@ -229,6 +245,7 @@ class Sandbox:
                                         timeout, budget, {"start": next_ex, "skip": sorted(skip),
                                                           "memory": memory, "cpu_seconds": cpu_seconds})
             finally:
+                out.drain_rest(c.output)  # what it printed just before its last frame
                 self._release(c)
             outputs.append(out.text())
         output = "\n--- restarted after a cell or exercise that hung or crashed ---\n".join(o for o in outputs if o)
