@@ -9,7 +9,7 @@ import numpy as np
 
 from . import misconceptions, reference, submission
 from .assignments import exercise_module, exercises
-from .checks import Check, Verdict, run_judge
+from .checks import Call, Check, Verdict, run_judge
 from .names import cap, one_line, raw_bytes
 from .results import Results, TestResult
 from .sandbox import DEFAULT_MEMORY, ExerciseRun, Sandbox
@@ -50,7 +50,8 @@ def grade(path: str | Path, assignment: str, *, sandbox: Sandbox, student: str |
     path = Path(path)
     checks = plan(assignment, student or path.stem)
     sub = submission.load(path, base=base)
-    jobs = [(name, [call.as_job() for check in cs for call in check.calls]) for name, cs in checks.items()]
+    calls = {name: distinct_calls(cs) for name, cs in checks.items()}
+    jobs = [(name, [call.as_job() for call in cs]) for name, cs in calls.items()]
     if sub.cells:
         run = sandbox.run(sub.code, jobs, timeout, memory)
         problems = sub.all_problems() + [f"{sub.labels[i]} {one_line(text)}" for i, text in run.cell_problems]
@@ -61,7 +62,7 @@ def grade(path: str | Path, assignment: str, *, sandbox: Sandbox, student: str |
     ref = reference.Answers(reference.load())
     tests = []
     for name, cs in checks.items():
-        tests += _judge_exercise(name, cs, runs[name], ref, timeout)
+        tests += _judge_exercise(name, cs, calls[name], runs[name], ref, timeout)
     output = cap("\n".join(problems), MAX_OUTPUT - MAX_PRINTED - 100)
     if printed.strip():
         cut = f" (the last {MAX_PRINTED} characters)" if len(printed) > MAX_PRINTED else ""
@@ -72,19 +73,32 @@ def grade(path: str | Path, assignment: str, *, sandbox: Sandbox, student: str |
         extra_data={"isolation": getattr(sandbox, "level", "none"), "isolation_layers": list(getattr(sandbox, "layers", []))})
 
 
-def _judge_exercise(name: str, checks: list[Check], run: ExerciseRun, ref, timeout: float) -> list[TestResult]:
-    out, offset = [], 0
+def distinct_calls(checks: list[Check]) -> list[Call]:
+    """Each call once, however many checks read its outcome (a check shares a call by
+    holding the same Call object)."""
+    seen: dict[int, Call] = {}
     for check in checks:
-        n = len(check.calls)
-        if run.status == "ok" and len(run.outcomes) >= offset + n:
-            verdict = run_judge(check, run.outcomes[offset : offset + n], ref)
+        for call in check.calls:
+            seen.setdefault(id(call), call)
+    return list(seen.values())
+
+
+def _judge_exercise(name: str, checks: list[Check], calls: list[Call], run: ExerciseRun, ref,
+                    timeout: float) -> list[TestResult]:
+    where = {id(call): i for i, call in enumerate(calls)}
+    out = []
+    for check in checks:
+        if run.status == "ok" and len(run.outcomes) == len(calls):
+            verdict = run_judge(check, [run.outcomes[where[id(call)]] for call in check.calls], ref)
+        elif run.status == "ok":
+            verdict = Verdict(False, f"running {name} sent back {len(run.outcomes)} results for "
+                                     f"{len(calls)} calls; no result could be trusted.", "crashed")
         elif run.status == "timeout":
             verdict = Verdict(False, misconceptions.explain("timeout", func=name, limit=timeout), "timeout")
         elif run.status == "empty":
             verdict = Verdict(False, "nothing in the submission could be run (see the problems above).")
         else:
             verdict = Verdict(False, f"running {name} {run.detail or 'failed'}; no result came back.", "crashed")
-        offset += n
         out.append(to_test_result(name, check, verdict))
     return out
 

@@ -24,7 +24,7 @@ import site
 import stat
 import struct
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -172,9 +172,10 @@ def child_folder(exclude: list[str]) -> str:
 
 
 def child_namespaces(uid: int, disk: int, folder: str) -> str:
-    """In a child at the full level: its own mount, network and IPC namespaces (its pid
-    namespace was made at fork), and an empty tmpfs of its own at ``folder``."""
-    unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC)
+    """In a child at the full level: its own mount and IPC namespaces (its pid namespace was
+    made at fork; the zygote's network namespace has no network), and an empty tmpfs of its
+    own at ``folder``."""
+    unshare(CLONE_NEWNS | CLONE_NEWIPC)
     mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"size={disk},mode=700,uid={uid},gid={uid}")
     return folder
 
@@ -364,10 +365,12 @@ def seccomp() -> None:
 
 @dataclass
 class Cgroups:
-    """Per-submission memory, process and CPU limits, in cgroup v1 hierarchies or one v2
-    tree the grader can write to. ``dirs`` are descriptors of the zygote's own groups,
-    opened before it pivots away from /sys."""
-    dirs: list[tuple[str, int]]  # (controller, fd of the folder the zygote makes groups in)
+    """Per-submission memory, process and CPU limits, in cgroup v1 hierarchies the grader
+    can write to. The zygote makes one group per uid slot under a group of its own, reuses
+    it for each child of that slot (making and removing a group per child costs the kernel
+    more than the child's own work), and removes them all when it ends."""
+    dirs: list[tuple[str, int, int, str]]  # (controller, fd of the parent, fd of ours, our name)
+    made: set[int] = field(default_factory=set)
 
     @classmethod
     def find(cls) -> "Cgroups | None":
@@ -387,34 +390,37 @@ class Cgroups:
             return None
         dirs = []
         for c, base in found:
-            mine = base / f"autograder-{os.getpid()}"
+            _remove_stale(base)
+            name = f"autograder-{os.getpid()}"
             try:
-                mine.mkdir(exist_ok=True)
+                (base / name).mkdir(exist_ok=True)
             except OSError:
-                for _, fd in dirs:
-                    os.close(fd)
+                cls(dirs).close()
                 return None
-            dirs.append((c, os.open(mine, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)))
+            dirs.append((c, os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC),
+                         os.open(base / name, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC), name))
         return cls(dirs)
 
-    def create(self, name: str, memory: int, processes: int) -> list[int]:
-        """Make the child's groups and set their limits; the descriptors of their task lists."""
-        procs = []
-        for c, fd in self.dirs:
-            os.mkdir(name, dir_fd=fd)
-            settings = {"memory": {"memory.limit_in_bytes": memory, "memory.memsw.limit_in_bytes": memory},
-                        "pids": {"pids.max": processes},
-                        "cpu": {"cpu.cfs_period_us": 100_000, "cpu.cfs_quota_us": 100_000}}[c]  # one core
-            for key, value in settings.items():
-                try:
-                    f = os.open(f"{name}/{key}", os.O_WRONLY, dir_fd=fd)
-                except FileNotFoundError:
-                    continue  # memsw exists only with swap accounting
-                try:
-                    os.write(f, str(value).encode())
-                finally:
-                    os.close(f)
+    def for_slot(self, slot: int, memory: int, processes: int) -> list[int]:
+        """The slot's groups, made with their limits on first use: descriptors of their task lists."""
+        name, procs = f"slot-{slot}", []
+        for c, _, fd, _ in self.dirs:
+            if slot not in self.made:
+                os.mkdir(name, dir_fd=fd)
+                settings = {"memory": {"memory.limit_in_bytes": memory, "memory.memsw.limit_in_bytes": memory},
+                            "pids": {"pids.max": processes},
+                            "cpu": {"cpu.cfs_period_us": 100_000, "cpu.cfs_quota_us": 100_000}}[c]  # one core
+                for key, value in settings.items():
+                    try:
+                        f = os.open(f"{name}/{key}", os.O_WRONLY, dir_fd=fd)
+                    except FileNotFoundError:
+                        continue  # memsw exists only with swap accounting
+                    try:
+                        os.write(f, str(value).encode())
+                    finally:
+                        os.close(f)
             procs.append(os.open(f"{name}/cgroup.procs", os.O_WRONLY | os.O_CLOEXEC, dir_fd=fd))
+        self.made.add(slot)
         return procs
 
     @staticmethod
@@ -423,20 +429,37 @@ class Cgroups:
             os.write(f, b"0")
             os.close(f)
 
-    def remove(self, name: str) -> None:
-        for _, fd in self.dirs:
-            try:
-                os.rmdir(name, dir_fd=fd)
-            except OSError:
-                pass
-
     def close(self) -> None:
-        for _, fd in self.dirs:
+        """Remove every group the zygote made (their processes are gone by now)."""
+        for _, parent, fd, name in self.dirs:
+            for slot in self.made:
+                try:
+                    os.rmdir(f"slot-{slot}", dir_fd=fd)
+                except OSError:
+                    pass
             try:
-                os.rmdir(f"/proc/self/fd/{fd}")
+                os.rmdir(name, dir_fd=parent)
             except OSError:
                 pass
             os.close(fd)
+            os.close(parent)
+        self.dirs, self.made = [], set()
+
+
+def _remove_stale(base: Path) -> None:
+    """Groups a zygote that was killed could not remove: empty, and their zygote is gone."""
+    for group in base.glob("autograder-*"):
+        pid = group.name.removeprefix("autograder-")
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            for sub in group.glob("*/"):
+                try:
+                    sub.rmdir()
+                except OSError:
+                    pass
+            try:
+                group.rmdir()
+            except OSError:
+                pass
 
 
 def remove_owned(folder: str, uid: int) -> None:

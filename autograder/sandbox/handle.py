@@ -107,10 +107,6 @@ class Sandbox:
         self.layers: list[str] = []
         self.live: dict[int, _Child] = {}
 
-    @property
-    def isolated(self) -> bool:
-        return self.level == "full"
-
     def __enter__(self):
         self._start()
         return self

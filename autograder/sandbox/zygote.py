@@ -53,7 +53,6 @@ class Child:
     uid: int
     slot: int
     workdir: str | None  # the folder the zygote made for it (uid and none levels)
-    cgroup: str | None
     fds: tuple[int, int, int]  # the grader's ends: job (write), results (read), output (read)
 
 
@@ -86,6 +85,7 @@ class Zygote:
             self.cgroups = confine.Cgroups.find()
             try:
                 confine.allow_list_root(self.exclude, self.folder)
+                confine.unshare(confine.CLONE_NEWNET)  # no network for any child of this zygote
                 self.level, self.namespaces = "full", True
                 self.layers += ["namespaces", "allow-list root"]
             except OSError:
@@ -126,6 +126,7 @@ class Zygote:
         try:
             self.pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
             confine.allow_list_root(self.exclude, self.folder)
+            confine.unshare(confine.CLONE_NEWNET)
         except OSError:
             return
         self.namespaces = True
@@ -154,7 +155,7 @@ class Zygote:
         slot = self.free.pop(0)
         uid = self.uid_base + 2 * slot
         self.counter += 1
-        workdir = cgroup = None
+        workdir = None
         if self.namespaces:
             workdir = self.folder
         else:
@@ -164,8 +165,7 @@ class Zygote:
                 os.chown(workdir, uid, uid)
         procs: list[int] = []
         if self.cgroups:
-            cgroup = f"child-{self.counter}"
-            procs = self.cgroups.create(cgroup, self.limits.memory, self.limits.processes)
+            procs = self.cgroups.for_slot(slot, self.limits.memory, self.limits.processes)
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
         out_r, out_w = os.pipe()
@@ -182,7 +182,7 @@ class Zygote:
             confine.setns(self.pidns, confine.CLONE_NEWPID)  # back: later forks are the zygote's own
         for fd in (job_r, res_w, out_w, *procs):
             os.close(fd)
-        return Child(self.counter, pid, uid, slot, None if self.namespaces else workdir, cgroup,
+        return Child(self.counter, pid, uid, slot, None if self.namespaces else workdir,
                      (job_w, res_r, out_r))
 
     def hand_out(self, sock: socket.socket) -> None:
@@ -234,8 +234,6 @@ class Zygote:
                 confine.sweep_uid(c.uid)
                 time.sleep(0.001)
                 self.reap()
-        if c.cgroup:
-            self.cgroups.remove(c.cgroup)
         if c.workdir:
             shutil.rmtree(c.workdir, ignore_errors=True)  # by descriptors: links it left are not followed
         if self.level == "uid":
