@@ -28,14 +28,15 @@ VICTIM = "correct_straightforward.py"  # holds the marker the frame-walking atta
 CHECK = "correct_reports_leftovers.py"
 SEQUENCE = [VICTIM, "hostile_walks_frames_for_classmates.py", "hostile_output_tricks.py", CHECK,
             "hostile_plants_for_next.py", CHECK, "hostile_escapes_and_jams.py", CHECK,
-            "hostile_memory_and_cpu.py", "hostile_finds_course_copies.py", CHECK, VICTIM]
+            "hostile_memory_and_cpu.py", "hostile_spins_cores.py", "hostile_finds_course_copies.py", CHECK,
+            VICTIM]
 SANDBOX_UIDS = range(1_200_000_000, 4_000_000_000)
 
 # What gets through at each level, by the attack's own words (see the README's table).
 BREACHES = {
     "full": set(),
     "uid": set(),
-    "none": {"held at once"},  # as your own user memory is limited per process only
+    "none": {"held at once", "cores at once"},  # as your own user: memory and CPU per process only
 }
 # Without Landlock the disk is a deny-list below the full level.
 WITHOUT_LANDLOCK = {"a copy of the course", "read /etc/passwd", "left by someone else"}
