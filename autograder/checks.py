@@ -220,10 +220,12 @@ def is_close(got: np.ndarray, expected: np.ndarray, atol: float, rtol: float) ->
     infinite entry matches only the same infinity (a -inf of a mask)."""
     if not (isinstance(got, np.ndarray) and got.dtype.kind == "f" and got.shape == np.shape(expected)):
         return False
-    g, e = got.astype(np.float64), np.asarray(expected, dtype=np.float64)
-    finite = np.isfinite(e)
-    return bool(np.array_equal(np.isfinite(g), finite) and np.array_equal(g[~finite], e[~finite])
-                and np.allclose(g[finite], e[finite], atol=atol, rtol=rtol))
+    g, e = got.astype(np.float64, copy=False), np.asarray(expected, dtype=np.float64)
+    # np.isclose's rule, |g - e| <= atol + rtol |e|, for finite expected entries only (an
+    # infinite one would make any finite g close); nan compares false either way.
+    with np.errstate(invalid="ignore", over="ignore"):
+        close = np.isfinite(e) & (np.abs(g - e) <= atol + rtol * np.abs(e))
+    return bool(np.all(close | (g == e)))
 
 
 def describe_difference(got: np.ndarray, expected: np.ndarray, what: str, atol: float, rtol: float) -> str:

@@ -72,7 +72,16 @@ def decode(blob: bytes):
 def _to_json(x, arrays, depth):
     if depth > MAX_DEPTH:
         return {"$opaque": "deeply nested value"}
-    if x is None or isinstance(x, (bool, str)):
+    t = type(x)  # the common exact types first: a job holds thousands of nodes
+    if t is str or t is int or t is float or t is bool or x is None:
+        return x
+    if t is np.ndarray and x.dtype.kind in "biuf":
+        return {"$array": _add(arrays, x)}
+    if t is tuple or t is list:
+        if len(x) > MAX_ITEMS:
+            return {"$opaque": f"{t.__name__} of {len(x)} items"}
+        return {"$" + t.__name__: [_to_json(v, arrays, depth + 1) for v in x]}
+    if isinstance(x, (bool, str)):
         return x
     if isinstance(x, (int, float)) and type(x) in (int, float):
         return x

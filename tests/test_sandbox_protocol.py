@@ -111,3 +111,14 @@ def test_what_a_child_prints_just_before_it_finishes_is_kept():
                 if f"last line {i}" not in sandbox.run([f"print('last line {i}')"], [("f", [("f", (), {})])],
                                                        timeout=5).output]
     assert lost == []
+
+
+@pytest.mark.parametrize("where", ["os.getcwd()", "os.environ['TMPDIR']", "os.environ['HOME']"])
+def test_a_child_can_write_and_read_back_in_its_own_folder(where):
+    from autograder.sandbox import Sandbox
+
+    cell = f"import os\nopen(os.path.join({where}, 'note.txt'), 'w').write('kept')\n" \
+           f"print(open(os.path.join({where}, 'note.txt')).read())"
+    with Sandbox() as sandbox:
+        run = sandbox.run([cell], [("f", [("f", (), {})])], timeout=5)
+    assert run.cell_problems == [] and "kept" in run.output

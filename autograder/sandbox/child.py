@@ -93,8 +93,8 @@ def confine_self(spec: Spec) -> str:
     elif spec.namespaces:
         confine.drop_capabilities()  # root of the user namespace: it must not remount what it sees
     confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid change, which clears it
-    if spec.landlock:
-        confine.landlock(list(spec.read_only), {"/dev/null": 1 << 1 | 1 << 2, "/dev/urandom": 1 << 2}, workdir)
+    if spec.landlock:  # its own ruleset: a rule on the folder below its tmpfs would not cover it
+        confine.landlock(list(spec.read_only), confine.DEVICE_RIGHTS, workdir)
     if spec.seccomp:
         confine.seccomp()
     os.environ.clear()

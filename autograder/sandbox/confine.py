@@ -16,6 +16,7 @@ abstract sockets to itself, and a seccomp filter refuses sockets and new namespa
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import platform
 import resource
@@ -285,10 +286,27 @@ def landlock_abi() -> int:
     return max(n, 0)
 
 
+DEVICE_RIGHTS = {"/dev/null": 1 << 1 | 1 << 2, "/dev/urandom": 1 << 2}  # read and write; read
+
+
 def landlock(read_only: list[str], devices: dict[str, int], workdir: str) -> None:
-    """Allow reading ``read_only``, ``devices`` with the given rights, everything in
-    ``workdir``; deny every other file access, TCP, and signals or abstract sockets that
-    leave this process and its descendants."""
+    landlock_restrict(landlock_ruleset(read_only, devices, workdir))
+
+
+def landlock_restrict(ruleset: int) -> None:
+    """Enter the ruleset's domain, for good; the descriptor is closed."""
+    try:
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+        _check(libc.syscall(_SYSCALLS["landlock_restrict_self"], ruleset, 0), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+
+
+def landlock_ruleset(read_only: list[str], devices: dict[str, int], workdir: str) -> int:
+    """A ruleset that allows reading ``read_only``, ``devices`` with the given rights,
+    everything in ``workdir`` (a rule on a folder covers what is mounted below it), and
+    denies every other file access, TCP, and signals or abstract sockets that leave the
+    process and its descendants."""
     abi = landlock_abi()
     if abi < 1:
         raise OSError("Landlock is not available")
@@ -314,10 +332,10 @@ def landlock(read_only: list[str], devices: dict[str, int], workdir: str) -> Non
                 _check(libc.syscall(_SYSCALLS["landlock_add_rule"], ruleset, 1, rule, 0), f"landlock rule {path}")
             finally:
                 os.close(fd)
-        prctl(PR_SET_NO_NEW_PRIVS, 1)
-        _check(libc.syscall(_SYSCALLS["landlock_restrict_self"], ruleset, 0), "landlock_restrict_self")
-    finally:
+    except BaseException:
         os.close(ruleset)
+        raise
+    return ruleset
 
 
 # ---------------------------------------------------------------- every level: seccomp
@@ -336,6 +354,14 @@ def seccomp_available() -> bool:
 def seccomp() -> None:
     """Refuse sockets, new namespaces, tracing and the kernel's other side doors (EPERM);
     clone3 answers ENOSYS, so that fork falls back to clone, whose flags the filter reads."""
+    _, fprog = seccomp_program()
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    _check(libc.prctl(PR_SET_SECCOMP, 2, ctypes.byref(fprog), 0, 0), "seccomp")
+
+
+@functools.lru_cache(maxsize=1)
+def seccomp_program():
+    """The filter, built once in the zygote; its children inherit it built."""
     if not seccomp_available():
         raise OSError("no seccomp filter for this architecture")
     LD, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06
@@ -356,9 +382,7 @@ def seccomp() -> None:
     class Prog(ctypes.Structure):
         _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
-    fprog = Prog(len(prog), ctypes.addressof(filt))
-    prctl(PR_SET_NO_NEW_PRIVS, 1)
-    _check(libc.prctl(PR_SET_SECCOMP, 2, ctypes.byref(fprog), 0, 0), "seccomp")
+    return filt, Prog(len(prog), ctypes.addressof(filt))
 
 
 # ---------------------------------------------------------------- every level: cgroups

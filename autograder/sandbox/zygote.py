@@ -104,6 +104,8 @@ class Zygote:
         if not self.namespaces:
             self.private = _private_folder(self.root)
         self.layers += self._probe_layers()
+        if "seccomp" in self.layers:
+            confine.seccomp_program()  # built here once, inherited by every child
 
     def _user_namespace(self, sock: socket.socket) -> None:
         """Not root: where the kernel allows unprivileged user namespaces, become root of one,

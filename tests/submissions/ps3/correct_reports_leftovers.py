@@ -2,7 +2,8 @@
 # Right answers that count what an earlier student left where this one can look: files in
 # its folder, its TMPDIR and the shared temporary folders owned by another sandbox uid, or
 # named as the hostile files name their plants. tests/test_isolation.py grades it after
-# each attack; alone, nothing is there.
+# each attack; alone, nothing is there. It also needs its own folder to be writable, as
+# every level promises.
 
 import numpy as np
 
@@ -72,6 +73,12 @@ def multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, causal=False):
 
 def _leftovers():
     me = os.getuid()
+    try:
+        with open("mine.txt", "w") as f:
+            f.write("kept")
+        os.remove("mine.txt")
+    except OSError as e:
+        breach(f"could not write in its own folder: {e}")
     for folder in {os.getcwd(), os.environ.get("TMPDIR", "/tmp"), "/tmp", "/var/tmp", "/dev/shm"}:
         try:
             entries = os.listdir(folder)
