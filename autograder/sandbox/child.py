@@ -144,7 +144,6 @@ def call_one(func, func_name, args, kwargs, echo=False) -> dict:
     its inputs is judged by the grader, not by numpy in here, which a submission can patch.
     Runs on the untrusted side (and in a student's own kernel for self-checks).
     """
-    import traceback
     import warnings
 
     import numpy as np
@@ -161,10 +160,17 @@ def call_one(func, func_name, args, kwargs, echo=False) -> dict:
             warnings.simplefilter("ignore")
             value = func(*args, **kwargs)
     except BaseException as e:  # noqa: BLE001
-        tb = traceback.extract_tb(e.__traceback__)
-        # Cells are compiled as "<cell 3>" (a notebook) or "<line 12>" (a .py, at its own line numbers).
-        where = next((f"{f.filename.strip('<>')} line {f.lineno}" if f.filename.startswith("<cell")
-                      else f"line {f.lineno}" for f in reversed(tb) if f.filename.startswith(("<cell", "<line"))), "")
+        # The innermost frame in the submission's own code. Cells are compiled as "<cell 3>"
+        # (a notebook) or "<line 12>" (a .py, at its own line numbers). Read from the frames
+        # themselves: traceback.extract_tb would look up source lines, at a cost per call.
+        where, tb = "", e.__traceback__
+        while tb is not None:
+            name = tb.tb_frame.f_code.co_filename
+            if name.startswith("<cell"):
+                where = f"{name.strip('<>')} line {tb.tb_lineno}"
+            elif name.startswith("<line"):
+                where = f"line {tb.tb_lineno}"
+            tb = tb.tb_next
         return {"error": type(e).__name__, "message": one_line(e), "where": where}
     outcome = {"value": value, "seconds": time.perf_counter() - start}
     if echo:
