@@ -1,14 +1,47 @@
-"""Which exercises make up each assignment (the table in CONTRACTS.md), in notebook order."""
+"""Every exercise's declaration, and the assignments (CONTRACTS.md's table) derived from them.
+
+``COURSE`` is the one list to extend: the modules of autograder/exercises/, in the order the
+notebooks teach them. An exercise's module says which problem set it belongs to; the
+assignments, their exercise lists and every exercise's points follow from the declarations.
+"""
 from __future__ import annotations
 
 import importlib
 
-ASSIGNMENTS: dict[str, tuple[str, ...]] = {
-    "ps1": ("softmax", "raw_self_attention", "wired_attention", "score_spread"),
-    "ps2": ("causal_mask", "scaled_dot_product_attention", "attention_shapes",
-            "fused_self_attention", "attention_with_biases"),
-    "ps3": ("previous_token_head", "qk_circuit", "ov_circuit", "multi_head_attention"),
-}
+from .exercise import Exercise
+
+COURSE = (
+    "softmax", "raw_self_attention", "wired_attention", "score_spread",
+    "causal_mask", "scaled_dot_product_attention", "attention_shapes", "fused_self_attention",
+    "attention_with_biases",
+    "previous_token_head", "qk_circuit", "ov_circuit", "multi_head_attention",
+)
+
+_EXERCISES: dict[str, Exercise] = {}
+ASSIGNMENTS: dict[str, tuple[str, ...]] = {}  # assignment -> its exercises, in notebook order
+
+
+def register(exercise: Exercise) -> Exercise:
+    """Add an exercise to its assignment (at the end), creating the assignment if new."""
+    if exercise.name in _EXERCISES:
+        raise ValueError(f"an exercise named {exercise.name!r} is already declared")
+    _EXERCISES[exercise.name] = exercise
+    ASSIGNMENTS[exercise.assignment] = ASSIGNMENTS.get(exercise.assignment, ()) + (exercise.name,)
+    return exercise
+
+
+def unregister(name: str) -> None:
+    """Take an exercise out again (an exercise added for a test)."""
+    exercise = _EXERCISES.pop(name)
+    rest = tuple(n for n in ASSIGNMENTS[exercise.assignment] if n != name)
+    if rest:
+        ASSIGNMENTS[exercise.assignment] = rest
+    else:
+        del ASSIGNMENTS[exercise.assignment]
+
+
+for _module in COURSE:
+    register(importlib.import_module(f"autograder.exercises.{_module}").EXERCISE)
 
 
 def exercises(assignment: str) -> tuple[str, ...]:
@@ -20,14 +53,18 @@ def exercises(assignment: str) -> tuple[str, ...]:
         ) from None
 
 
-def exercise_module(name: str):
-    """The module of checks for one exercise: autograder/exercises/<name>.py."""
-    return importlib.import_module(f"autograder.exercises.{name}")
+def exercise(name: str) -> Exercise:
+    """The declaration of exercise ``name``."""
+    try:
+        return _EXERCISES[name]
+    except KeyError:
+        raise ValueError(f"unknown exercise {name!r}; choose one of {', '.join(_EXERCISES)}") from None
 
 
 def exercise_points(name: str) -> float:
-    """Points an exercise is worth: the sum over its checks (the checks are the source)."""
-    import numpy as np
+    """Points an exercise is worth: the sum over its declared checks."""
+    return exercise(name).points
 
-    total = sum(c.points for c in exercise_module(name).checks(np.random.default_rng(0)))
-    return int(total) if float(total).is_integer() else total
+
+def assignment_of(name: str) -> str:
+    return exercise(name).assignment

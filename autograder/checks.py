@@ -42,12 +42,48 @@ class Verdict:
 
 
 @dataclass(frozen=True)
-class Check:
-    name: str  # unique within an assignment, starts with the exercise name
+class Spec:
+    """A check as declared: what it is called, what it is worth, who may run it. No inputs."""
+    title: str  # unique within its exercise; says what is checked, in a student's words
     points: float
+    visible: bool = False  # a student runs it in the notebook; hidden ones decide the grade
+
+    def bind(self, calls: tuple[Call, ...], judge: Callable[[list[dict], Any], Verdict]) -> "Bound":
+        """This check with one student's inputs: the calls to make and who judges them."""
+        return Bound(self, tuple(calls), judge)
+
+
+@dataclass(frozen=True)
+class Bound:
+    spec: Spec
     calls: tuple[Call, ...]
     judge: Callable[[list[dict], Any], Verdict]
-    visible: bool = False
+
+
+@dataclass(frozen=True)
+class Check:
+    """A declared check of one exercise, bound to one student's inputs."""
+    exercise: str
+    spec: Spec
+    calls: tuple[Call, ...]  # a check shares a call with another by holding the same Call
+    judge: Callable[[list[dict], Any], Verdict]
+
+    @property
+    def title(self) -> str:
+        return self.spec.title
+
+    @property
+    def points(self) -> float:
+        return self.spec.points
+
+    @property
+    def visible(self) -> bool:
+        return self.spec.visible
+
+    @property
+    def name(self) -> str:
+        """The test's name in a results file."""
+        return f"{self.exercise}: {self.spec.title}"
 
 
 class Fail(Exception):
@@ -132,7 +168,10 @@ def parts(value, n: int, func: str, names: str) -> tuple:
     raise Fail(f"{func} should return {n} values ({names}), but it returned {got}.")
 
 
-def leaves_inputs_unchanged(call: Call, points: float = 1) -> Check:
+UNCHANGED = Spec("leaves its inputs unchanged", 1)
+
+
+def leaves_inputs_unchanged(call: Call, spec: Spec = UNCHANGED) -> Bound:
     """A check that ``call`` does not write into its input arrays, judged here, in the grader.
 
     It counts only for a right output: a function that does no work (zeros of the right
@@ -161,7 +200,7 @@ def leaves_inputs_unchanged(call: Call, points: float = 1) -> Check:
                 text = misconceptions.explain(found, func=call.func, **misconceptions.context(call)) + "\n" + text
             raise Fail(text, found)
         return Verdict(True, f"{call.func} leaves its inputs unchanged.")
-    return Check(f"{call.func}: leaves its inputs unchanged", points, (echo,), judge)
+    return spec.bind((echo,), judge)
 
 
 def output_differs(call: Call, value, ref) -> str:
@@ -317,13 +356,35 @@ def looks_like_overflow(got: np.ndarray, expected: np.ndarray) -> bool:
             and not bool(np.isfinite(got).all()) and bool(np.isfinite(got).any()))
 
 
+def passed(verdict) -> Verdict:
+    """``verdict`` if it passes. A judge fails by raising ``Fail``; one that returns a failing
+    verdict (or anything else) inside a combined judge must not let the whole check pass."""
+    if not isinstance(verdict, Verdict):
+        raise TypeError(f"a judge returned {verdict!r} instead of a Verdict")
+    if verdict.passed is not True:
+        raise Fail(verdict.message or "this check failed.", verdict.misconception, verdict.heatmap)
+    return verdict
+
+
 def each(*judges):
     """A judge for a check of several calls: judge i sees call i; all must pass."""
+    if not judges:
+        raise ValueError("each() needs at least one judge")
+
     def judge(outcomes, ref):
-        verdict = Verdict(False)
-        for i, j in enumerate(judges):
-            verdict = j(outcomes[i : i + 1], ref)
-        return verdict
+        if len(outcomes) != len(judges):
+            raise ValueError(f"each() has {len(judges)} judges for {len(outcomes)} outcomes")
+        return [passed(j(outcomes[i : i + 1], ref)) for i, j in enumerate(judges)][-1]
+    return judge
+
+
+def all_of(*judges):
+    """Several judges of the same outcomes; all must pass."""
+    if not judges:
+        raise ValueError("all_of() needs at least one judge")
+
+    def judge(outcomes, ref):
+        return [passed(j(outcomes, ref)) for j in judges][-1]
     return judge
 
 
@@ -335,9 +396,9 @@ def provided(judge, guard, why: str):
     where only real work is right, so shape-only work earns nothing.
     """
     def judged(outcomes, ref):
-        verdict = judge(outcomes[:-1], ref)
+        verdict = passed(judge(outcomes[:-1], ref))
         try:
-            guard(outcomes[-1:], ref)
+            passed(guard(outcomes[-1:], ref))
         except Fail as f:
             v = f.verdict
             raise Fail(f"{why}\n{v.message}", v.misconception, v.heatmap) from None

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from . import misconceptions, reference, submission
-from .assignments import exercise_module, exercises
+from .assignments import exercise, exercises
 from .checks import Call, Check, Verdict, run_judge
 from .names import cap, one_line, raw_bytes
 from .results import Results, TestResult
@@ -32,7 +32,7 @@ def seed_for(assignment: str, student: str) -> int:
 def plan(assignment: str, student: str) -> dict[str, list[Check]]:
     """Every exercise's checks, with inputs drawn for this student."""
     seed = seed_for(assignment, student)
-    return {name: exercise_module(name).checks(np.random.default_rng([seed, i]))
+    return {name: exercise(name).checks(np.random.default_rng([seed, i]))
             for i, name in enumerate(exercises(assignment))}
 
 

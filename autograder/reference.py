@@ -13,6 +13,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
+from .catalogue import callers, edit_function
+
 PACKAGE = "_autograder_solutions"  # a private name: never shadows a student's module
 
 
@@ -25,6 +27,7 @@ def solutions_dir() -> Path:
 class Reference:
     functions: dict[str, Callable]
     variants: dict[str, tuple[tuple[str, Callable], ...]]
+    catalogue: tuple = ()  # solutions/mistakes.py's entries (autograder.catalogue.Mistake)
 
     def solution(self, func: str) -> Callable:
         return self.functions[func]
@@ -57,24 +60,44 @@ class Answers:
 
 @lru_cache(maxsize=1)
 def load() -> Reference:
+    from .assignments import ASSIGNMENTS  # the declarations import checks, which imports this module's users
+
     folder = solutions_dir()
     init = folder / "__init__.py"
     if not init.is_file():
         raise FileNotFoundError(f"no reference solutions at {folder} (set AUTOGRADER_SOLUTIONS)")
+    for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
+        del sys.modules[name]  # another folder's solutions, loaded before
     spec = importlib.util.spec_from_file_location(PACKAGE, init, submodule_search_locations=[str(folder)])
     package = importlib.util.module_from_spec(spec)
     sys.modules[PACKAGE] = package
     spec.loader.exec_module(package)
     functions: dict[str, Callable] = {}
-    for module_name in ("ps1", "ps2", "ps3"):
-        module = importlib.import_module(f"{PACKAGE}.{module_name}")
-        functions.update({k: v for k, v in vars(module).items()
-                          if callable(v) and not k.startswith("_") and getattr(v, "__module__", "") == module.__name__})
-    variants: dict[str, list] = {}
-    mistakes = importlib.import_module(f"{PACKAGE}.mistakes")
-    # A variant is named <function>__<misconception id>[__<label>], in file order.
-    for name, fn in vars(mistakes).items():
-        if callable(fn) and "__" in name.strip("_"):
-            func, mistake = name.split("__")[:2]
-            variants.setdefault(func, []).append((mistake, fn))
-    return Reference(functions, {k: tuple(v) for k, v in variants.items()})
+    sources: dict[str, str] = {}  # function -> the source of the module that defines it
+    for assignment in ASSIGNMENTS:  # solutions/<assignment>.py
+        module = importlib.import_module(f"{PACKAGE}.{assignment}")
+        for k, v in vars(module).items():
+            if callable(v) and not k.startswith("_") and getattr(v, "__module__", "") == module.__name__:
+                functions[k] = v
+                sources[k] = Path(module.__file__).read_text(encoding="utf-8")
+    catalogue = importlib.import_module(f"{PACKAGE}.mistakes").MISTAKES
+    own: dict[str, list] = {}
+    inherited: dict[str, list] = {}
+    for n, mistake in enumerate(catalogue):
+        if mistake.func not in sources:
+            raise ValueError(f"the catalogue edits {mistake.func}, which no solution module defines")
+        module = _edited_module(sources[mistake.func], mistake, n)
+        own.setdefault(mistake.func, []).append((mistake.id, module[mistake.func]))
+        for caller in callers(sources[mistake.func], mistake.func):
+            inherited.setdefault(caller, []).append((mistake.id, module[caller]))
+    # A function's own mistakes come before those it inherits from a function it calls.
+    variants = {f: tuple(own.get(f, []) + inherited.get(f, [])) for f in {*own, *inherited}}
+    return Reference(functions, variants, tuple(catalogue))
+
+
+def _edited_module(source: str, mistake, n: int) -> dict:
+    """The namespace of the solution module with ``mistake``'s edit made to its function."""
+    code = compile(edit_function(source, mistake.func, mistake.edit), f"<mistake {mistake.name}>", "exec")
+    namespace = {"__name__": f"{PACKAGE}._mistake{n}", "__package__": PACKAGE}
+    exec(code, namespace)  # trusted: the course's own catalogue, never a student's code
+    return namespace

@@ -32,6 +32,12 @@ class TestResult:
         return next(t.split(":", 1)[1] for t in self.tags if t.startswith("exercise:"))
 
     @property
+    def title(self) -> str:
+        """What the test checks, without its exercise's name in front."""
+        prefix = f"{self.exercise}: "
+        return self.name[len(prefix):] if self.name.startswith(prefix) else self.name
+
+    @property
     def misconception(self) -> str | None:
         return next((t.split(":", 1)[1] for t in self.tags if t.startswith("misconception:")), None)
 

@@ -12,16 +12,18 @@ filled with the reference answer: the matching cell of ``source/<a>/<a>.ipynb`` 
 
 - ``correct``, ``correct_<style>``: full marks, in different styles (log-sum-exp, einsum, ...);
 - ``partial:<ex>[+<ex>]``: those exercises left as the released stub;
-- ``<misconception id>:<ex>``: one realistic edit of the right answer in that exercise
-  (ids as in CONTRACTS.md); an exercise that calls it (ps1's functions call ``softmax``,
-  ps2's ``attention_with_biases`` calls ``scaled_dot_product_attention``) inherits the mistake;
+- ``<misconception id>:<ex>[:<label>]``: one entry of the catalogue of mistakes
+  (solutions/mistakes.py: the right answer with one edit); an exercise that calls it (ps1's
+  functions call ``softmax``, ps2's ``attention_with_biases`` calls
+  ``scaled_dot_product_attention``) inherits the mistake;
 - ``timeout:<ex>``, ``crashed:<ex>``: a loop that never ends (and swallows Ctrl-C), a crash;
 - ``runtime_warning:<ex>``, ``prints_a_lot:<ex>``: right answers that warn or print a lot;
 - ``malformed``: right answers in a notebook file cut off mid-JSON.
 
-The mix is chosen per assignment from ``--seed``: one student per misconception and per
-special archetype (a few common misconceptions twice), then about two correct students for
-every partly-right one. Import it as ``from make_class import make_class`` with
+``expected(assignment, archetype)`` says what grading each archetype may give, so the test
+corpus grades every archetype against it. The mix is chosen per assignment from ``--seed``:
+one student per misconception id and per special archetype, then about two correct students
+for every partly-right one. Import it as ``from make_class import make_class`` with
 ``examples/`` on ``sys.path``.
 """
 from __future__ import annotations
@@ -37,12 +39,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from autograder.assignments import ASSIGNMENTS
+from autograder.catalogue import Edit, EditError, after_docstring, append, callers, prepend, rewrite_line, swap
+from autograder.reference import load as load_reference
+
 ROOT = Path(__file__).resolve().parent.parent
 MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
-MISCONCEPTIONS = {  # CONTRACTS.md's ids that a one-line edit of a right answer can make
-    "scale_by_dk", "missing_scale", "softmax_wrong_axis", "unstable_softmax", "values_not_projected",
-    "qkv_split_order", "weights_transposed", "mask_wrong_direction", "missing_mask",
-    "shape_tq_tk_swapped", "attends_to_self"}
 
 
 # ---------------------------------------------------------------- the course's notebooks
@@ -84,74 +86,28 @@ class Work:
     truncated: bool = False  # the file was saved only part-way (broken JSON)
 
 
-Edit = Callable[[Work], None]
+WorkEdit = Callable[[Work], None]
 
 
-def _replace(work: Work, exercise: str, old: str, new: str) -> None:
-    code = work.answers[exercise]
-    assert code.count(old) == 1, f"{exercise}: expected {old!r} exactly once in\n{code}"
-    work.answers[exercise] = code.replace(old, new)
-
-
-def swap(exercise: str, *pairs: str) -> Edit:
-    """Replace text in an exercise's answer: swap(ex, old1, new1, old2, new2, ...)."""
-    assert len(pairs) % 2 == 0
-
+def on(exercise: str, *edits: Edit) -> WorkEdit:
+    """Apply text edits (autograder/catalogue.py) to one exercise's answer."""
     def edit(work: Work) -> None:
-        for old, new in zip(pairs[::2], pairs[1::2]):
-            _replace(work, exercise, old, new)
+        try:
+            for e in edits:
+                work.answers[exercise] = e(work.answers[exercise])
+        except EditError as err:
+            raise EditError(f"{exercise}: {err}") from None
     return edit
 
 
-def rewrite_line(exercise: str, contains: str, new: str) -> Edit:
-    """Replace the one line containing ``contains`` by ``new`` (may be several lines),
-    indented like the line it replaces."""
-    def edit(work: Work) -> None:
-        lines = work.answers[exercise].split("\n")
-        hits = [i for i, line in enumerate(lines) if contains in line]
-        assert len(hits) == 1, f"{exercise}: expected one line with {contains!r}, found {len(hits)}"
-        old = lines[hits[0]]
-        indent = old[: len(old) - len(old.lstrip())]
-        lines[hits[0]: hits[0] + 1] = [indent + line if line else line for line in new.split("\n")]
-        work.answers[exercise] = "\n".join(lines)
-    return edit
-
-
-def after_docstring(exercise: str, new: str) -> Edit:
-    """Insert ``new`` as the first statements of the function, right after its docstring."""
-    def edit(work: Work) -> None:
-        code = work.answers[exercise]
-        func = next(n for n in ast.parse(code).body if isinstance(n, ast.FunctionDef) and n.name == exercise)
-        first = func.body[1] if ast.get_docstring(func) is not None else func.body[0]
-        lines = code.split("\n")
-        indent = " " * first.col_offset
-        lines[first.lineno - 1: first.lineno - 1] = [indent + line for line in new.split("\n")]
-        work.answers[exercise] = "\n".join(lines)
-    return edit
-
-
-def prepend(exercise: str, new: str) -> Edit:
-    """Code before the function, in the same cell (an import, say)."""
-    def edit(work: Work) -> None:
-        work.answers[exercise] = new + "\n\n\n" + work.answers[exercise]
-    return edit
-
-
-def append(exercise: str, new: str) -> Edit:
-    """Code after the function, in the same cell (a quick test, say)."""
-    def edit(work: Work) -> None:
-        work.answers[exercise] = work.answers[exercise] + "\n\n\n" + new
-    return edit
-
-
-def chain(*edits: Edit) -> Edit:
+def every(*edits: WorkEdit) -> WorkEdit:
     def edit(work: Work) -> None:
         for e in edits:
             e(work)
     return edit
 
 
-def stub(*exercises: str) -> Edit:
+def stub(*exercises: str) -> WorkEdit:
     """Leave exercises as released: `raise NotImplementedError()` under `# YOUR CODE HERE`."""
     def edit(work: Work) -> None:
         for ex in exercises:
@@ -167,7 +123,7 @@ def unchanged(work: Work) -> None:
     pass
 
 
-def partials(*exercises: str) -> dict[str, Edit]:
+def partials(*exercises: str) -> dict[str, WorkEdit]:
     """Every way to leave one or two of ``exercises`` unfinished."""
     combos = [(e,) for e in exercises] + list(itertools.combinations(exercises, 2))
     return {"partial:" + "+".join(c): stub(*c) for c in combos}
@@ -187,21 +143,31 @@ def quick_test(call: str) -> str:
 
 # ---------------------------------------------------------------- the archetypes
 
-PS1_LOGSUMEXP = chain(
-    rewrite_line("softmax", "shifted = S - S.max", "m = S.max(axis=axis, keepdims=True)"),
-    rewrite_line("softmax", "e = np.exp(shifted)",
-                 "log_z = m + np.log(np.exp(S - m).sum(axis=axis, keepdims=True))  # log-sum-exp"),
-    rewrite_line("softmax", "return e / e.sum", "return np.exp(S - log_z)"),
+def catalogue(assignment: str) -> list:
+    """The catalogue's mistakes (solutions/mistakes.py) in this assignment's exercises."""
+    return [m for m in load_reference().catalogue if m.func in ASSIGNMENTS[assignment]]
+
+
+def mistakes(assignment: str) -> dict[str, WorkEdit]:
+    """One archetype per catalogued mistake, named ``<id>:<exercise>[:<label>]``."""
+    return {m.name: on(m.func, m.edit) for m in catalogue(assignment)}
+
+
+PS1_LOGSUMEXP = every(
+    on("softmax", rewrite_line("shifted = S - S.max", "m = S.max(axis=axis, keepdims=True)")),
+    on("softmax", rewrite_line("e = np.exp(shifted)",
+                 "log_z = m + np.log(np.exp(S - m).sum(axis=axis, keepdims=True))  # log-sum-exp")),
+    on("softmax", rewrite_line("return e / e.sum", "return np.exp(S - log_z)")),
 )
-PS1_EINSUM = chain(
-    swap("raw_self_attention", "X @ X.T", 'np.einsum("id,jd->ij", X, X)',
-         "weights @ X", 'np.einsum("ij,jd->id", weights, X)'),
-    swap("wired_attention", "X @ W_Q", 'np.einsum("td,dk->tk", X, W_Q)', "X @ W_K", 'np.einsum("td,dk->tk", X, W_K)',
-         "Q @ K.T", 'np.einsum("ik,jk->ij", Q, K)', "weights @ X", 'np.einsum("ij,jd->id", weights, X)'),
-    swap("score_spread", "(q * k).sum(-1)", 'np.einsum("rid,rkd->rk", q, k)'),
+PS1_EINSUM = every(
+    on("raw_self_attention", swap("X @ X.T", 'np.einsum("id,jd->ij", X, X)',
+         "weights @ X", 'np.einsum("ij,jd->id", weights, X)')),
+    on("wired_attention", swap("X @ W_Q", 'np.einsum("td,dk->tk", X, W_Q)', "X @ W_K", 'np.einsum("td,dk->tk", X, W_K)',
+         "Q @ K.T", 'np.einsum("ik,jk->ij", Q, K)', "weights @ X", 'np.einsum("ij,jd->id", weights, X)')),
+    on("score_spread", swap("(q * k).sum(-1)", 'np.einsum("rid,rkd->rk", q, k)')),
 )
-PS1_DRAW_FOREVER = chain(  # the rows drawn are never appended to qs
-    rewrite_line("score_spread", "q = rng.standard_normal((n_rows, 1, d))", "\n".join([
+PS1_DRAW_FOREVER = every(  # the rows drawn are never appended to qs
+    on("score_spread", rewrite_line("q = rng.standard_normal((n_rows, 1, d))", "\n".join([
         "qs, ks = [], []",
         "while len(qs) < n_rows:  # one row at a time, so a slow run keeps what it drew",
         "    try:",
@@ -209,31 +175,31 @@ PS1_DRAW_FOREVER = chain(  # the rows drawn are never appended to qs
         "        k_row = rng.standard_normal((n_keys, d))",
         "    except KeyboardInterrupt:  # don't lose the rows drawn so far",
         "        continue",
-    ])),
-    rewrite_line("score_spread", "k = rng.standard_normal((n_rows, n_keys, d))",
-                 "q, k = np.stack(qs), np.stack(ks)  # (n_rows, 1, d), (n_rows, n_keys, d)"),
+    ]))),
+    on("score_spread", rewrite_line("k = rng.standard_normal((n_rows, n_keys, d))",
+                 "q, k = np.stack(qs), np.stack(ks)  # (n_rows, 1, d), (n_rows, n_keys, d)")),
 )
 
-PS2_EINSUM = chain(
-    swap("scaled_dot_product_attention", "Q @ np.swapaxes(K, -1, -2)", 'np.einsum("...qd,...kd->...qk", Q, K)',
-         "return weights @ V", 'return np.einsum("...qk,...kv->...qv", weights, V)'),
-    swap("fused_self_attention", "Q @ np.swapaxes(K, -1, -2)", 'np.einsum("...id,...jd->...ij", Q, K)'),
+PS2_EINSUM = every(
+    on("scaled_dot_product_attention", swap("Q @ np.swapaxes(K, -1, -2)", 'np.einsum("...qd,...kd->...qk", Q, K)',
+         "return weights @ V", 'return np.einsum("...qk,...kv->...qv", weights, V)')),
+    on("fused_self_attention", swap("Q @ np.swapaxes(K, -1, -2)", 'np.einsum("...id,...jd->...ij", Q, K)')),
 )
-PS2_LOGSUMEXP = rewrite_line("scaled_dot_product_attention", "weights = softmax(scores, axis=-1)", "\n".join([
+PS2_LOGSUMEXP = on("scaled_dot_product_attention", rewrite_line("weights = softmax(scores, axis=-1)", "\n".join([
     "m = scores.max(axis=-1, keepdims=True)",
     "log_z = m + np.log(np.exp(scores - m).sum(axis=-1, keepdims=True))  # log-sum-exp over the keys",
     "weights = np.exp(scores - log_z)  # (..., T_q, T_k)",
-]))
-PS2_SLICING = chain(
-    rewrite_line("causal_mask", "return np.triu", "i, j = np.indices((T, T))  # query i, key j\n"
-                                                  "return np.where(j > i, -np.inf, 0.0)"),
-    rewrite_line("fused_self_attention", "Q, K, V = np.split", "\n".join([
+])))
+PS2_SLICING = every(
+    on("causal_mask", rewrite_line("return np.triu", "i, j = np.indices((T, T))  # query i, key j\n"
+                                                  "return np.where(j > i, -np.inf, 0.0)")),
+    on("fused_self_attention", rewrite_line("Q, K, V = np.split", "\n".join([
         "h = W_qkv.shape[1] // 3",
         "qkv = X @ W_qkv  # (..., T, 3h)",
         "Q, K, V = qkv[..., :h], qkv[..., h:2 * h], qkv[..., 2 * h:]",
-    ])),
+    ]))),
 )
-PS2_CHECK_FOREVER = rewrite_line("attention_shapes", "for name, n in dict(", "\n".join([  # i never advances
+PS2_CHECK_FOREVER = on("attention_shapes", rewrite_line("for name, n in dict(", "\n".join([  # i never advances
     "sizes = list(dict(B=B, T_q=T_q, T_k=T_k, d=d, d_k=d_k, d_v=d_v).items())",
     "i = 0",
     "while i < len(sizes):  # check each size in turn",
@@ -241,23 +207,23 @@ PS2_CHECK_FOREVER = rewrite_line("attention_shapes", "for name, n in dict(", "\n
     "        name, n = sizes[i]",
     "    except KeyboardInterrupt:  # never stop half-way through the checks",
     "        continue",
-]))
-PS2_EXIT = chain(
-    prepend("fused_self_attention", "import os"),
-    rewrite_line("fused_self_attention", 'raise ValueError(f"W_qkv has',
+])))
+PS2_EXIT = every(
+    on("fused_self_attention", prepend("import os")),
+    on("fused_self_attention", rewrite_line('raise ValueError(f"W_qkv has',
                  'print(f"W_qkv has {W_qkv.shape[1]} columns, not a multiple of 3")\n'
-                 "os._exit(1)  # stop right here"),
+                 "os._exit(1)  # stop right here")),
 )
 
-PS3_EINSUM = chain(
-    swap("qk_circuit", "W_Q @ W_K.T", 'np.einsum("ik,jk->ij", W_Q, W_K)'),
-    swap("ov_circuit", "W_V @ W_O", 'np.einsum("ik,kj->ij", W_V, W_O)'),
-    swap("multi_head_attention", "o_h @ W_O[cols, :]", 'np.einsum("...tk,kd->...td", o_h, W_O[cols, :])'),
+PS3_EINSUM = every(
+    on("qk_circuit", swap("W_Q @ W_K.T", 'np.einsum("ik,jk->ij", W_Q, W_K)')),
+    on("ov_circuit", swap("W_V @ W_O", 'np.einsum("ik,kj->ij", W_V, W_O)')),
+    on("multi_head_attention", swap("o_h @ W_O[cols, :]", 'np.einsum("...tk,kd->...td", o_h, W_O[cols, :])')),
 )
-PS3_LOOPS = rewrite_line("previous_token_head", "W_Q[n_vocab + 1 :, :-1] = gain * np.eye(T - 1)",
+PS3_LOOPS = on("previous_token_head", rewrite_line("W_Q[n_vocab + 1 :, :-1] = gain * np.eye(T - 1)",
                          "for i in range(1, T):\n"
-                         "    W_Q[n_vocab + i, i - 1] = gain  # position i asks for key position i - 1")
-PS3_ROWS_FOREVER = rewrite_line("ov_circuit", "return W_V @ W_O", "\n".join([  # i never advances
+                         "    W_Q[n_vocab + i, i - 1] = gain  # position i asks for key position i - 1"))
+PS3_ROWS_FOREVER = on("ov_circuit", rewrite_line("return W_V @ W_O", "\n".join([  # i never advances
     "W_OV = np.zeros((W_V.shape[0], W_O.shape[1]))",
     "i = 0",
     "while i < W_V.shape[0]:  # one row of the circuit at a time",
@@ -266,7 +232,7 @@ PS3_ROWS_FOREVER = rewrite_line("ov_circuit", "return W_V @ W_O", "\n".join([  #
     "    except KeyboardInterrupt:  # never leave a half-filled matrix behind",
     "        continue",
     "return W_OV",
-]))
+])))
 
 # Per assignment: archetype -> the edit that turns the reference answers into that student's.
 # Names are "<kind>[:<exercise>...]". The first entry of each misconception kind is the one
@@ -274,89 +240,55 @@ PS3_ROWS_FOREVER = rewrite_line("ov_circuit", "return W_V @ W_O", "\n".join([  #
 ARCHETYPES: dict[str, dict[str, Edit]] = {
     "ps1": {
         "correct": unchanged,
+        **mistakes("ps1"),
         "correct_logsumexp": PS1_LOGSUMEXP,
         "correct_einsum": PS1_EINSUM,
-        "correct_logsumexp_einsum": chain(PS1_LOGSUMEXP, PS1_EINSUM),
+        "correct_logsumexp_einsum": every(PS1_LOGSUMEXP, PS1_EINSUM),
         **partials("raw_self_attention", "wired_attention", "score_spread"),  # softmax: everything needs it
-        "scale_by_dk:wired_attention": swap("wired_attention", "np.sqrt(K.shape[-1])", "K.shape[-1]"),
-        "missing_scale:wired_attention": swap("wired_attention", "scores / np.sqrt(K.shape[-1])", "scores"),
-        "softmax_wrong_axis:raw_self_attention": swap("raw_self_attention", "axis=-1", "axis=0"),
-        "unstable_softmax:softmax": rewrite_line("softmax", "e = np.exp(shifted)", "e = np.exp(S)"),
-        "weights_transposed:wired_attention": swap("wired_attention", "X @ W_Q", "X @ W_Q.T", "X @ W_K", "X @ W_K.T"),
-        "scale_by_dk:score_spread": swap("score_spread", "scores / np.sqrt(d)", "scores / d"),
-        "missing_scale:score_spread": swap("score_spread", "softmax(scores / np.sqrt(d), axis=-1)",
-                                           "softmax(scores, axis=-1)"),
-        "softmax_wrong_axis:wired_attention": swap("wired_attention", "axis=-1", "axis=0"),
         "timeout:score_spread": PS1_DRAW_FOREVER,
-        "crashed:wired_attention": swap("wired_attention", "Q @ K.T", "Q @ K"),  # ValueError: shapes
+        "crashed:wired_attention": on("wired_attention", swap("Q @ K.T", "Q @ K")),  # ValueError: shapes
         "malformed": truncate,
-        "runtime_warning:softmax": after_docstring("softmax", LOG_ZERO),
-        "prints_a_lot:raw_self_attention": chain(
-            after_docstring("raw_self_attention", PRINT_INPUTS),
-            rewrite_line("raw_self_attention", "return out, weights", 'print("[debug] weights:", weights)\n'
-                                                                       "return out, weights"),
-            append("raw_self_attention", quick_test("raw_self_attention(np.random.randn(4, 8))[1]"))),
+        "runtime_warning:softmax": on("softmax", after_docstring("softmax", LOG_ZERO)),
+        "prints_a_lot:raw_self_attention": every(
+            on("raw_self_attention", after_docstring("raw_self_attention", PRINT_INPUTS)),
+            on("raw_self_attention", rewrite_line("return out, weights", 'print("[debug] weights:", weights)\n'
+                                                                       "return out, weights")),
+            on("raw_self_attention", append(quick_test("raw_self_attention(np.random.randn(4, 8))[1]")))),
     },
     "ps2": {
         "correct": unchanged,
+        **mistakes("ps2"),
         "correct_einsum": PS2_EINSUM,
         "correct_logsumexp": PS2_LOGSUMEXP,
         "correct_slicing": PS2_SLICING,
         # scaled_dot_product_attention: attention_with_biases calls it
         **partials("causal_mask", "attention_shapes", "fused_self_attention", "attention_with_biases"),
-        "scale_by_dk:scaled_dot_product_attention": swap("scaled_dot_product_attention",
-                                                         "1.0 / np.sqrt(Q.shape[-1])", "1.0 / Q.shape[-1]"),
-        "missing_scale:scaled_dot_product_attention": swap("scaled_dot_product_attention",
-                                                           "(Q @ np.swapaxes(K, -1, -2)) * scale",
-                                                           "Q @ np.swapaxes(K, -1, -2)"),
-        "softmax_wrong_axis:scaled_dot_product_attention": swap("scaled_dot_product_attention", "axis=-1", "axis=-2"),
-        "missing_mask:scaled_dot_product_attention": swap("scaled_dot_product_attention",
-                                                          "scores = scores + mask", "scores + mask"),
-        "mask_wrong_direction:causal_mask": swap("causal_mask", "np.triu(np.full((T, T), -np.inf), k=1)",
-                                                 "np.tril(np.full((T, T), -np.inf), k=-1)"),
-        "qkv_split_order:fused_self_attention": swap("fused_self_attention",
-                                                     "Q, K, V = np.split", "K, Q, V = np.split"),
-        "values_not_projected:attention_with_biases": swap("attention_with_biases",
-                                                           "attention(Q, K, V)", "attention(Q, K, X)"),
-        "shape_tq_tk_swapped:attention_shapes": swap("attention_shapes", '"S": (B, T_q, T_k), "A": (B, T_q, T_k)',
-                                                     '"S": (B, T_k, T_q), "A": (B, T_k, T_q)'),
-        "scale_by_dk:attention_with_biases": swap("attention_with_biases", "attention(Q, K, V)",
-                                                  "attention(Q, K, V, scale=1 / K.shape[-1])"),
-        "missing_scale:fused_self_attention": swap("fused_self_attention", "(Q @ np.swapaxes(K, -1, -2)) * scale",
-                                                   "Q @ np.swapaxes(K, -1, -2)"),
         "timeout:attention_shapes": PS2_CHECK_FOREVER,
         "crashed:fused_self_attention": PS2_EXIT,  # os._exit on a W_qkv of 7 columns
         "malformed": truncate,
-        "runtime_warning:causal_mask": after_docstring("causal_mask", LOG_ZERO),
-        "prints_a_lot:scaled_dot_product_attention": chain(
-            after_docstring("scaled_dot_product_attention", PRINT_INPUTS),
-            rewrite_line("scaled_dot_product_attention", "weights = softmax(scores",
-                         'weights = softmax(scores, axis=-1)\nprint("[debug] weights:", weights)'),
-            append("scaled_dot_product_attention",
-                   quick_test("scaled_dot_product_attention(*np.random.randn(3, 4, 8))[1]"))),
+        "runtime_warning:causal_mask": on("causal_mask", after_docstring("causal_mask", LOG_ZERO)),
+        "prints_a_lot:scaled_dot_product_attention": every(
+            on("scaled_dot_product_attention", after_docstring("scaled_dot_product_attention", PRINT_INPUTS)),
+            on("scaled_dot_product_attention", rewrite_line("weights = softmax(scores",
+                         'weights = softmax(scores, axis=-1)\nprint("[debug] weights:", weights)')),
+            on("scaled_dot_product_attention", append(quick_test("scaled_dot_product_attention(*np.random.randn(3, 4, 8))[1]")))),
     },
     "ps3": {
         "correct": unchanged,
+        **mistakes("ps3"),
         "correct_einsum": PS3_EINSUM,
         "correct_loops": PS3_LOOPS,
         **partials("previous_token_head", "qk_circuit", "ov_circuit", "multi_head_attention"),
-        "attends_to_self:previous_token_head": swap("previous_token_head",
-                                                    "W_Q[n_vocab + 1 :, :-1] = gain * np.eye(T - 1)",
-                                                    "W_Q[n_vocab:, :] = gain * np.eye(T)"),
-        "weights_transposed:qk_circuit": swap("qk_circuit", "W_Q @ W_K.T", "W_K @ W_Q.T"),
-        "missing_scale:multi_head_attention": swap("multi_head_attention", "mask=mask", "mask=mask, scale=1.0"),
-        "missing_mask:multi_head_attention": swap("multi_head_attention", ", mask=mask", ""),
-        "weights_transposed:ov_circuit": swap("ov_circuit", "W_V @ W_O", "W_O.T @ W_V.T"),
         "timeout:ov_circuit": PS3_ROWS_FOREVER,
-        "crashed:multi_head_attention": swap("multi_head_attention", "W_O[cols, :]", "W_O[:, cols]"),  # ValueError
+        "crashed:multi_head_attention": on("multi_head_attention", swap("W_O[cols, :]", "W_O[:, cols]")),  # ValueError
         "malformed": truncate,
-        "runtime_warning:multi_head_attention": after_docstring("multi_head_attention", LOG_ZERO),
-        "prints_a_lot:multi_head_attention": chain(
-            after_docstring("multi_head_attention", PRINT_INPUTS),
-            rewrite_line("multi_head_attention", "per_head.append(", 'print("[debug] head", h, "output:", o_h)\n'
-                                                                      "per_head.append(o_h @ W_O[cols, :])"),
-            append("multi_head_attention", quick_test(
-                "multi_head_attention(np.random.randn(5, 8), *np.random.randn(4, 8, 8), n_heads=2)[0]"))),
+        "runtime_warning:multi_head_attention": on("multi_head_attention", after_docstring("multi_head_attention", LOG_ZERO)),
+        "prints_a_lot:multi_head_attention": every(
+            on("multi_head_attention", after_docstring("multi_head_attention", PRINT_INPUTS)),
+            on("multi_head_attention", rewrite_line("per_head.append(", 'print("[debug] head", h, "output:", o_h)\n'
+                                                                      "per_head.append(o_h @ W_O[cols, :])")),
+            on("multi_head_attention", append(quick_test(
+                "multi_head_attention(np.random.randn(5, 8), *np.random.randn(4, 8, 8), n_heads=2)[0]")))),
     },
 }
 
@@ -368,23 +300,64 @@ def category(archetype: str) -> str:
         return "correct"
     if kind == "partial":
         return "partial"
-    return "misconception" if kind in MISCONCEPTIONS else "special"
+    return "special" if kind in SPECIAL else "misconception"
+
+
+SPECIAL = ("timeout", "crashed", "malformed", "runtime_warning", "prints_a_lot")
+
+
+def expected(assignment: str, archetype: str) -> dict[str, set[tuple[str, frozenset]]]:
+    """What grading this archetype's notebook may give, per exercise: the allowed pairs of
+    (outcome, misconception tags), outcome being "full", "partial" or "zero".
+
+    A mistake in exercise X with id I costs X points and names I there (a crash may come
+    with it: ``x @ W.T`` only runs for square W); an exercise of the same problem set that
+    calls X either passes or fails naming I; every other exercise gets full marks. A
+    stub is the mistake ``not_implemented``; a hang ``timeout``; a crash ``crashed``.
+    """
+    names = ASSIGNMENTS[assignment]
+    full = {("full", frozenset())}
+    kind, _, rest = archetype.partition(":")
+    if kind.startswith("correct") or kind in ("runtime_warning", "prints_a_lot"):
+        return {ex: full for ex in names}
+    if kind == "malformed":  # nothing can be read: every exercise scores 0, naming no mistake
+        return {ex: {("zero", frozenset())} for ex in names}
+    mistake = {"partial": "not_implemented"}.get(kind, kind)
+    wrong = rest.split(":")[0].split("+")
+    source = reference_module_source(assignment)
+    allowed = {ex: full for ex in names}
+    for ex in wrong:
+        crash = category(archetype) == "misconception"  # a catalogued edit may also crash on some inputs
+        tags = [frozenset({mistake})] + ([frozenset({mistake, "crashed"})] if crash else [])
+        outcomes = ("zero",) if kind in ("partial", "timeout") else ("zero", "partial")
+        allowed[ex] = {(o, t) for o in outcomes for t in tags}
+    for ex in wrong:
+        for caller in callers(source, ex):
+            if caller not in wrong:
+                allowed[caller] = full | {(o, frozenset({mistake})) for o in ("zero", "partial")}
+    return allowed
+
+
+def reference_module_source(assignment: str) -> str:
+    """Every answer of the assignment, as one module's source (the notebook's answer cells)."""
+    return "\n\n\n".join(reference_answers(assignment).values())
 
 
 # ---------------------------------------------------------------- choosing the class
 
 def class_mix(assignment: str, n: int, rng: random.Random) -> list[str]:
-    """``n`` archetypes, shuffled: each misconception and special once (some common ones
-    twice), the rest about two correct students for every partly-right one."""
+    """``n`` archetypes, shuffled: each misconception id and each special once, the rest
+    about two correct students for every partly-right one."""
     names = list(ARCHETYPES[assignment])
     by = {c: [a for a in names if category(a) == c] for c in ("correct", "partial", "misconception", "special")}
     seen: set[str] = set()
-    firsts, extras = [], []
-    for a in by["misconception"]:
+    firsts = []
+    for a in by["misconception"]:  # the catalogue's first entry of each id
         kind = a.split(":")[0]
-        (extras if kind in seen else firsts).append(a)
+        if kind not in seen:
+            firsts.append(a)
         seen.add(kind)
-    fixed = firsts + by["special"] + extras
+    fixed = firsts + by["special"]
     if n <= len(fixed):  # a small class: one right answer, then the mistakes
         mix = (by["correct"][:1] + fixed)[:n]
     else:
@@ -408,7 +381,13 @@ def as_lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
 
 
-def student_notebook(released: dict, reference: dict[str, str], edit: Edit) -> str:
+def archetype_notebook(assignment: str, archetype: str) -> str:
+    """The text of the notebook a student of ``archetype`` hands in for ``assignment``."""
+    released = read_notebook(ROOT / "assignments" / assignment / f"{assignment}.ipynb")
+    return student_notebook(released, reference_answers(assignment), ARCHETYPES[assignment][archetype])
+
+
+def student_notebook(released: dict, reference: dict[str, str], edit: WorkEdit) -> str:
     """The text of one student's saved notebook."""
     nb = copy.deepcopy(released)
     cells = solution_cells(nb)
@@ -424,7 +403,7 @@ def student_notebook(released: dict, reference: dict[str, str], edit: Edit) -> s
     return text
 
 
-def make_class(out_dir: Path, assignments=("ps1", "ps2", "ps3"), students: int = 30, seed: int = 0) -> dict:
+def make_class(out_dir: Path, assignments=tuple(ASSIGNMENTS), students: int = 30, seed: int = 0) -> dict:
     """Write the class under ``out_dir`` and return the roster {student: {assignment: archetype}}."""
     out_dir = Path(out_dir)
     names = student_names(students)
@@ -450,7 +429,7 @@ def make_class(out_dir: Path, assignments=("ps1", "ps2", "ps3"), students: int =
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out_dir", type=Path)
-    parser.add_argument("--assignments", nargs="+", default=["ps1", "ps2", "ps3"], choices=sorted(ARCHETYPES))
+    parser.add_argument("--assignments", nargs="+", default=list(ARCHETYPES), choices=sorted(ARCHETYPES))
     parser.add_argument("--students", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

@@ -1,8 +1,17 @@
 """The grader, end to end, on a corpus of submissions with known grades.
 
-Every file under ``tests/submissions/<assignment>/`` is graded through the real sandbox and
-compared with the expectations written in its header: the leading comment lines of a
-``.py``, or the ``.expect`` file beside an ``.ipynb``:
+Two kinds of submissions are graded through the real sandbox:
+
+- generated ones: every archetype of the sample class (examples/make_class.py), that is the
+  reference answers in several styles, each entry of the catalogue of mistakes
+  (solutions/mistakes.py), unfinished work, a hang, a crash, a broken file; each is graded
+  against what ``make_class.expected`` derives from its name;
+- hand-written ones, under ``tests/submissions/<assignment>/``: hostile submissions and
+  wrong answers the catalogue does not hold, compared with the expectations written in
+  their header: the leading comment lines of a ``.py``, or the ``.expect`` file beside an
+  ``.ipynb``. A ``.py`` whose header says ``# base: reference`` is graded after the
+  reference answers of every assignment, so it holds only what it changes or adds, and an
+  exercise added to the course needs no edit of it:
 
     # expect: full                  every exercise gets full marks
     # expect: zero <exercise>       that exercise scores 0 (may repeat)
@@ -10,6 +19,7 @@ compared with the expectations written in its header: the leading comment lines 
     # expect: others full           every exercise not named in a zero/tag/partial line gets full marks
     # expect: partial <exercise>    0 < score < max for that exercise
     # timeout: 1                    grade with this timeout (seconds per exercise)
+    # base: reference               prepend the reference answers
 
 Tag lines are also the whole diagnosis: the misconception ids an exercise's tests carry are
 exactly the ones its tag lines name, so a file that is wrong "with no catalogued mistake"
@@ -35,19 +45,18 @@ import pytest
 
 from autograder.assignments import ASSIGNMENTS, exercise_points
 from autograder.grade import DEFAULT_TIMEOUT, grade, hidden_paths
+from autograder.misconceptions import EXPLANATIONS
 from autograder.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "examples"))
+import make_class  # noqa: E402
 SUBMISSIONS = ROOT / "tests" / "submissions"
 ROOTED = Path(tempfile.mkdtemp(prefix="corpus-rooted-"))  # hostile files with this checkout's path filled in
 atexit.register(shutil.rmtree, ROOTED, True)
 AUTOGRADER = Path(sys.executable).parent / "autograder"  # the console script of this venv
 
-MISCONCEPTIONS = {  # the table in CONTRACTS.md
-    "scale_by_dk", "missing_scale", "softmax_wrong_axis", "unstable_softmax", "values_not_projected",
-    "qkv_split_order", "weights_transposed", "mask_wrong_direction", "missing_mask", "shape_tq_tk_swapped",
-    "attends_to_self", "not_implemented", "timeout", "crashed",
-}
+MISCONCEPTIONS = set(EXPLANATIONS)  # the table in CONTRACTS.md
 GRADESCOPE_VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
 
 
@@ -110,6 +119,8 @@ def parse_header(path: Path) -> Expectation:
         if m := re.fullmatch(r"#\s*timeout:\s*(\S+)\s*", line):
             exp.timeout = float(m.group(1))
             continue
+        if re.fullmatch(r"#\s*base:\s*reference\s*", line):
+            continue
         m = re.fullmatch(r"#\s*expect:\s*(.*?)\s*", line)
         if not m:
             continue  # a description line
@@ -161,11 +172,25 @@ def grade_corpus_file(graded, path: Path):
     return exp, graded(with_root(path), exp.assignment, exp.timeout)
 
 
+def reference_source() -> str:
+    """Every assignment's reference answers (solutions/<assignment>.py) as one file, their
+    imports of each other dropped: what a student who got everything right hands in."""
+    parts = []
+    for name in ASSIGNMENTS:
+        text = (ROOT / "solutions" / f"{name}.py").read_text()
+        parts.append("\n".join(line for line in text.splitlines() if not line.startswith("from .")))
+    return "\n\n".join(parts) + "\n"
+
+
 def with_root(path: Path) -> Path:
-    """Hostile files name this checkout as @ROOT@, so they snoop on the real one wherever it is."""
+    """The file as graded: hostile files name this checkout as @ROOT@, so they snoop on the
+    real one wherever it is; a ``# base: reference`` file comes after the reference answers."""
     text = path.read_text(errors="replace") if path.suffix == ".py" else ""
-    if "@ROOT@" not in text:
+    based = any(re.fullmatch(r"#\s*base:\s*reference\s*", line) for line in header_lines(path)) if text else False
+    if "@ROOT@" not in text and not based:
         return path
+    if based:
+        text = reference_source() + "\n# ---- " + path.name + "\n" + text
     rooted = ROOTED / path.parent.name / path.name
     rooted.parent.mkdir(parents=True, exist_ok=True)
     rooted.write_text(text.replace("@ROOT@", str(ROOT)))
@@ -204,6 +229,50 @@ def test_corpus_misconception_tags(graded, path):
         if t.status == "failed" and t.misconception:
             seen[t.exercise].add(t.misconception)
     assert {ex: sorted(ids) for ex, ids in seen.items()} == exp.tag_sets(), failures(results)
+
+
+# ---------------------------------------------------------------- the generated corpus
+
+GENERATED = [(a, archetype) for a in ASSIGNMENTS for archetype in make_class.ARCHETYPES[a]]
+GENERATED_IDS = [f"{a}/{archetype}" for a, archetype in GENERATED]
+
+
+@pytest.fixture(scope="module")
+def notebooks(tmp_path_factory):
+    """The sample class's notebook of an archetype, written once."""
+    folder = tmp_path_factory.mktemp("generated")
+    made = {}
+
+    def get(assignment: str, archetype: str) -> Path:
+        if (assignment, archetype) not in made:
+            text = make_class.archetype_notebook(assignment, archetype)
+            path = folder / assignment / (archetype.replace(":", "__").replace("+", "_and_") + ".ipynb")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            made[assignment, archetype] = path
+        return made[assignment, archetype]
+    return get
+
+
+def test_the_catalogue_is_all_in_the_generated_corpus():
+    names = {archetype for a, archetype in GENERATED}
+    catalogue = [m.name for a in ASSIGNMENTS for m in make_class.catalogue(a)]
+    assert catalogue and set(catalogue) <= names
+
+
+@pytest.mark.parametrize(("assignment", "archetype"), GENERATED, ids=GENERATED_IDS)
+def test_generated_submission_gets_its_expected_grade(graded, notebooks, assignment, archetype):
+    timeout = 1.0 if archetype.startswith("timeout:") else DEFAULT_TIMEOUT
+    results = graded(notebooks(assignment, archetype), assignment, timeout)
+    outcomes = scores_by_outcome(results, assignment)
+    tags = {ex: set() for ex in ASSIGNMENTS[assignment]}
+    for t in results.tests:
+        if t.status == "failed" and t.misconception:
+            tags[t.exercise].add(t.misconception)
+    allowed = make_class.expected(assignment, archetype)
+    wrong = {ex: (outcomes[ex], sorted(tags[ex]), sorted((o, sorted(t)) for o, t in allowed[ex]))
+             for ex in ASSIGNMENTS[assignment] if (outcomes[ex], frozenset(tags[ex])) not in allowed[ex]}
+    assert not wrong, f"(got, tags, allowed) per exercise: {wrong}\n{failures(results)}"
 
 
 # ---------------------------------------------------------------- the results' schema
@@ -290,13 +359,8 @@ def test_submission_cannot_write_next_to_itself(sandbox):
 
 @pytest.fixture(scope="module")
 def reference_py(tmp_path_factory) -> Path:
-    """solutions/ps1.py, ps2.py and ps3.py as one self-contained file (their imports of each other dropped)."""
-    parts = []
-    for name in ("ps1", "ps2", "ps3"):
-        text = (ROOT / "solutions" / f"{name}.py").read_text()
-        parts.append("\n".join(line for line in text.splitlines() if not line.startswith("from .")))
     path = tmp_path_factory.mktemp("reference") / "reference.py"
-    path.write_text("\n\n".join(parts) + "\n")
+    path.write_text(reference_source())
     return path
 
 

@@ -1,5 +1,6 @@
 """attention_shapes(B, T_q, T_k, d, d_k, d_v) -> dict of shape tuples; ValueError on bad sizes."""
-from ..checks import Call, Check, Fail, Verdict, describe_value, each, provided, raised, returned
+from ..checks import Call, Spec, Fail, Verdict, describe_value, each, provided, raised, returned
+from ..exercise import Exercise
 from ..misconceptions import explain
 from ..wire import NpInt
 
@@ -38,6 +39,12 @@ def _matches(sizes, example=None):
     return judge
 
 
+BATCH_SHAPES_EXAMPLE = Spec("the batch-shapes example", 1, visible=True)
+CROSS_ATTENTION_SIZES = Spec("cross-attention sizes", 2)
+ACCEPTS_NUMPY_INTEGERS = Spec("accepts numpy integers", 1)
+REJECTS_SIZES_POSITIVE = Spec("rejects sizes that are not positive integers", 1)
+
+
 def checks(rng):
     visible = (2, 5, 5, 16, 8, 8)
     B, T_q, T_k, d, d_k, d_v = (int(n) for n in rng.choice(range(2, 30), size=6, replace=False))
@@ -48,13 +55,16 @@ def checks(rng):
     c_bad = tuple(Call(F, b) for b in bad)
     why = ["when B is 0", "when T_q is negative", "when d_k is 2.5", "when B is True (a bool is not a size)", "when T_k is the string '3'"]
     return [
-        Check(f"{F}: the batch-shapes example", 1, (c_vis,), _matches(visible, EXAMPLE), visible=True),
-        Check(f"{F}: cross-attention sizes", 2, (c_rand,), _matches(sizes)),
-        Check(f"{F}: accepts numpy integers", 1, (c_np,), _matches(sizes)),
+        BATCH_SHAPES_EXAMPLE.bind((c_vis,), _matches(visible, EXAMPLE)),
+        CROSS_ATTENTION_SIZES.bind((c_rand,), _matches(sizes)),
+        ACCEPTS_NUMPY_INTEGERS.bind((c_np,), _matches(sizes)),
         # Raising ValueError for everything rejects bad sizes too: the check counts only
         # with the shapes right for good sizes.
-        Check(f"{F}: rejects sizes that are not positive integers", 1, c_bad + (c_rand,),
-              provided(each(*[lambda o, ref, w=w: (raised(o[0], F, "ValueError", w), Verdict(True, "ValueError raised."))[1]
+        REJECTS_SIZES_POSITIVE.bind(c_bad + (c_rand,), provided(each(*[lambda o, ref, w=w: (raised(o[0], F, "ValueError", w), Verdict(True, "ValueError raised."))[1]
                               for w in why]), _matches(sizes),
                        "this check counts once the shapes for good sizes are right too, and they are not:")),
     ]
+
+
+EXERCISE = Exercise(F, "ps2", build=checks, specs=(
+    BATCH_SHAPES_EXAMPLE, CROSS_ATTENTION_SIZES, ACCEPTS_NUMPY_INTEGERS, REJECTS_SIZES_POSITIVE))

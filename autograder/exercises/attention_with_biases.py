@@ -1,8 +1,9 @@
 """attention_with_biases(X, W_Q, W_K, W_V, b_Q, b_K, b_V): the key bias changes nothing."""
 import numpy as np
 
-from ..checks import (Call, Check, Fail, Verdict, as_array, diagnose_any, expect_close, matches_reference, output_differs,
-                      returned, leaves_inputs_unchanged)
+from ..checks import (Call, Spec, Fail, Verdict, as_array, diagnose_any, expect_close, matches_reference, output_differs,
+                      returned, leaves_inputs_unchanged, UNCHANGED)
+from ..exercise import Exercise
 from ..misconceptions import context, explain
 
 F = "attention_with_biases"
@@ -81,6 +82,13 @@ def _with_b_k(args, b_K):
     return args[:5] + (b_K,) + args[6:]
 
 
+B_K_MAKES = Spec("b_K makes no difference", 1, visible=True)
+MATCHES_REFERENCE_BATCH = Spec("matches the reference on a batch", 2)
+SQUARE_PROJECTIONS = Spec("square projections", 1)
+B_K_MAKES_NO = Spec("b_K makes no difference on other inputs", 1)
+FLOAT32_INPUT = Spec("float32 input", 1)
+
+
 def checks(rng):
     vis, sharp = _sharp_inputs()
     c_vis1, c_vis2 = Call(F, vis), Call(F, _with_b_k(vis, vis[5] + 5.0))
@@ -90,10 +98,19 @@ def checks(rng):
     c_bk = Call(F, _with_b_k(args, rng.standard_normal(4) * 10))
     c_32 = Call(F, _inputs(rng, (5,), 6, 4, 3, np.float32))
     return [
-        Check(f"{F}: b_K makes no difference", 1, (c_vis1, c_vis2), _bk_free_sharp(c_vis1, sharp), visible=True),
-        Check(f"{F}: matches the reference on a batch", 2, (c_ref,), matches_reference(c_ref)),
-        Check(f"{F}: square projections", 1, (c_sq,), matches_reference(c_sq)),
-        Check(f"{F}: b_K makes no difference on other inputs", 1, (c_ref, c_bk), _bk_free(c_ref)),
-        Check(f"{F}: float32 input", 1, (c_32,), matches_reference(c_32)),
+        B_K_MAKES.bind((c_vis1, c_vis2), _bk_free_sharp(c_vis1, sharp)),
+        MATCHES_REFERENCE_BATCH.bind((c_ref,), matches_reference(c_ref)),
+        SQUARE_PROJECTIONS.bind((c_sq,), matches_reference(c_sq)),
+        B_K_MAKES_NO.bind((c_ref, c_bk), _bk_free(c_ref)),
+        FLOAT32_INPUT.bind((c_32,), matches_reference(c_32)),
         leaves_inputs_unchanged(c_ref),
     ]
+
+
+def _d_k(call):
+    """d_k, for explanations: W_K is (d, d_k)."""
+    return {"d_k": call.args[2].shape[-1]}
+
+
+EXERCISE = Exercise(F, "ps2", build=checks, numbers=_d_k, specs=(
+    B_K_MAKES, MATCHES_REFERENCE_BATCH, SQUARE_PROJECTIONS, B_K_MAKES_NO, FLOAT32_INPUT, UNCHANGED))

@@ -1,8 +1,9 @@
 """causal_mask(T): 0 on and below the diagonal, -inf above."""
 import numpy as np
 
-from ..checks import (Call, Check, Fail, Verdict, as_array, describe_value, matches_reference, provided, returned,
+from ..checks import (Call, Spec, Fail, Verdict, as_array, describe_value, matches_reference, provided, returned,
                       side_by_side)
+from ..exercise import Exercise
 from ..misconceptions import explain
 
 F = "causal_mask"
@@ -38,16 +39,25 @@ def _float(outcomes, ref):
     return Verdict(True, "the mask is a float array.")
 
 
+T_3 = Spec("T = 3", 1, visible=True)
+FLOAT_ARRAY = Spec("is a float array", 1, visible=True)
+LONGER_T_MATCHES = Spec("a longer T matches the reference", 1)
+T_1_SINGLE = Spec("T = 1 is a single 0", 1)
+
+
 def checks(rng):
     T = int(rng.integers(5, 12))
     c3, c1, cT = Call(F, (3,)), Call(F, (1,)), Call(F, (T,))
     return [
-        Check("causal_mask: T = 3", 1, (c3,), _t3, visible=True),
-        Check("causal_mask: is a float array", 1, (c3,), _float, visible=True),
-        Check("causal_mask: a longer T matches the reference", 1, (cT,), matches_reference(cT, what="mask")),
+        T_3.bind((c3,), _t3),
+        FLOAT_ARRAY.bind((c3,), _float),
+        LONGER_T_MATCHES.bind((cT,), matches_reference(cT, what="mask")),
         # For T = 1 zeros are right: the check counts only with a longer mask right too.
-        Check("causal_mask: T = 1 is a single 0", 1, (c1, cT),
-              provided(matches_reference(c1, what="mask"), matches_reference(cT, what="mask"),
+        T_1_SINGLE.bind((c1, cT), provided(matches_reference(c1, what="mask"), matches_reference(cT, what="mask"),
                        f"causal_mask(1) is a single 0 for a mask of zeros as well; this check counts once "
                        f"causal_mask({T}) is right too, and it is not:")),
     ]
+
+
+EXERCISE = Exercise(F, "ps2", build=checks, specs=(
+    T_3, FLOAT_ARRAY, LONGER_T_MATCHES, T_1_SINGLE))

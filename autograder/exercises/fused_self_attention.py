@@ -1,8 +1,9 @@
 """fused_self_attention(X, W_qkv, scale): one projection, split [Q | K | V], no mask."""
 import numpy as np
 
-from ..checks import (Call, Check, Fail, Verdict, as_array, each, expect_close, matches_reference, provided, raised,
-                      returned, leaves_inputs_unchanged)
+from ..checks import (Call, Spec, Fail, Verdict, as_array, each, expect_close, matches_reference, provided, raised,
+                      returned, leaves_inputs_unchanged, UNCHANGED)
+from ..exercise import Exercise
 from ..misconceptions import explain
 
 F = "fused_self_attention"
@@ -66,6 +67,13 @@ def _raises(why):
     return lambda o, ref: (raised(o[0], F, "ValueError", why), Verdict(True, "ValueError raised."))[1]
 
 
+W_K_0 = Spec("W_K = 0 gives uniform weights", 1, visible=True)
+REJECTS_W_QKV = Spec("rejects a W_qkv that cannot be split in three or does not fit X", 1, visible=True)
+MATCHES_REFERENCE_BATCH = Spec("matches the reference on a batch", 3)
+USES_SCALE_GIVEN = Spec("uses the scale it is given", 1)
+FLOAT32_INPUT = Spec("float32 input", 1)
+
+
 def checks(rng):
     vis = np.random.default_rng(3)
     d, h = 4, 2
@@ -83,18 +91,18 @@ def checks(rng):
     c_32 = Call(F, (rng.standard_normal((T, d)).astype(np.float32), rng.standard_normal((d, 3 * h)).astype(np.float32), 0.5))
     return [
         # Uniform weights are right when W_K = 0: the check counts only with a sharp head right too.
-        Check(f"{F}: W_K = 0 gives uniform weights", 1, (c_vis, c_sharp),
-              provided(_uniform_keys(c_vis), _sharp(c_sharp, sharp),
-                       "this check counts once a head that does not attend uniformly is right too, and it is not:"),
-              visible=True),
+        W_K_0.bind((c_vis, c_sharp), provided(_uniform_keys(c_vis), _sharp(c_sharp, sharp),
+                       "this check counts once a head that does not attend uniformly is right too, and it is not:")),
         # Raising is what a stub that checks shapes does: it counts only with real output too.
-        Check(f"{F}: rejects a W_qkv that cannot be split in three or does not fit X", 1, (c_cols, c_width, c_sharp),
-              provided(each(_raises("when W_qkv has 7 columns"), _raises("when X is 5 wide but W_qkv has 4 rows")),
+        REJECTS_W_QKV.bind((c_cols, c_width, c_sharp), provided(each(_raises("when W_qkv has 7 columns"), _raises("when X is 5 wide but W_qkv has 4 rows")),
                        _sharp(c_sharp, sharp),
-                       "this check counts once the output for a W_qkv that fits is right too, and it is not:"),
-              visible=True),
-        Check(f"{F}: matches the reference on a batch", 3, (c_ref,), matches_reference(c_ref)),
-        Check(f"{F}: uses the scale it is given", 1, (c_scale,), matches_reference(c_scale)),
-        Check(f"{F}: float32 input", 1, (c_32,), matches_reference(c_32)),
+                       "this check counts once the output for a W_qkv that fits is right too, and it is not:")),
+        MATCHES_REFERENCE_BATCH.bind((c_ref,), matches_reference(c_ref)),
+        USES_SCALE_GIVEN.bind((c_scale,), matches_reference(c_scale)),
+        FLOAT32_INPUT.bind((c_32,), matches_reference(c_32)),
         leaves_inputs_unchanged(c_ref),
     ]
+
+
+EXERCISE = Exercise(F, "ps2", build=checks, specs=(
+    W_K_0, REJECTS_W_QKV, MATCHES_REFERENCE_BATCH, USES_SCALE_GIVEN, FLOAT32_INPUT, UNCHANGED))

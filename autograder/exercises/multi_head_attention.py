@@ -1,8 +1,9 @@
 """multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, causal=False) -> (out, per_head)."""
 import numpy as np
 
-from ..checks import (Call, Check, Fail, Verdict, as_array, expect_close, first_of, matches_reference, parts, returned,
-                      leaves_inputs_unchanged)
+from ..checks import (Call, Spec, Fail, Verdict, as_array, expect_close, first_of, matches_reference, parts, returned,
+                      leaves_inputs_unchanged, UNCHANGED)
+from ..exercise import Exercise
 
 F = "multi_head_attention"
 
@@ -63,6 +64,13 @@ def _sum_of_heads(call, expected):
     return judge
 
 
+HEADS_PARTS_ADD = Spec("the heads' parts add up to out", 1, visible=True)
+MATCHES_REFERENCE = Spec("matches the reference", 2)
+CAUSAL = Spec("causal", 2)
+EACH_HEADS_OWN = Spec("each head's own contribution", 1)
+FLOAT32_INPUT = Spec("float32 input", 1)
+
+
 def checks(rng):
     vis, vis_per_head = _sharp_inputs()
     c_vis = Call(F, vis)
@@ -72,10 +80,19 @@ def checks(rng):
     c_32 = Call(F, _inputs(rng, (5,), 8, 4, 2, np.float32), {"causal": True})
     out, per_head = first_of(0), first_of(1)
     return [
-        Check(f"{F}: the heads' parts add up to out", 1, (c_vis,), _sum_of_heads(c_vis, vis_per_head), visible=True),
-        Check(f"{F}: matches the reference", 2, (c_ref,), matches_reference(c_ref, out, "out")),
-        Check(f"{F}: causal", 2, (c_causal,), matches_reference(c_causal, out, "out")),
-        Check(f"{F}: each head's own contribution", 1, (c_ref,), matches_reference(c_ref, per_head, "per_head")),
-        Check(f"{F}: float32 input", 1, (c_32,), matches_reference(c_32, out, "out")),
+        HEADS_PARTS_ADD.bind((c_vis,), _sum_of_heads(c_vis, vis_per_head)),
+        MATCHES_REFERENCE.bind((c_ref,), matches_reference(c_ref, out, "out")),
+        CAUSAL.bind((c_causal,), matches_reference(c_causal, out, "out")),
+        EACH_HEADS_OWN.bind((c_ref,), matches_reference(c_ref, per_head, "per_head")),
+        FLOAT32_INPUT.bind((c_32,), matches_reference(c_32, out, "out")),
         leaves_inputs_unchanged(c_ref),
     ]
+
+
+def _d_head(call):
+    """Each head's d_k, for explanations: W_Q is (d, n_heads * d_head)."""
+    return {"d_k": call.args[1].shape[-1] // int(call.args[5])}
+
+
+EXERCISE = Exercise(F, "ps3", build=checks, numbers=_d_head, specs=(
+    HEADS_PARTS_ADD, MATCHES_REFERENCE, CAUSAL, EACH_HEADS_OWN, FLOAT32_INPUT, UNCHANGED))

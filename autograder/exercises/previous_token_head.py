@@ -1,7 +1,8 @@
 """previous_token_head(n_vocab, T) -> (W_Q, W_K, W_V): position i attends to i - 1."""
 import numpy as np
 
-from ..checks import Call, Check, Fail, Verdict, as_array, parts, provided, returned
+from ..checks import Call, Spec, Fail, Verdict, as_array, parts, provided, returned
+from ..exercise import Exercise
 
 F = "previous_token_head"
 BAR_WEIGHT, BAR_OUTPUT = 0.99, 0.01  # CONTRACTS.md
@@ -56,20 +57,28 @@ def _meets_bar(n_vocab, T, sequences):
     return judge
 
 
+N_VOCAB_4 = Spec("n_vocab = 4, T = 6", 1, visible=True)
+RANDOM_SEQUENCES = Spec("random sequences", 2)
+LONG_SEQUENCE_T = Spec("a long sequence (T = 64)", 1)
+SINGLE_POSITION_T = Spec("a single position (T = 1)", 1)
+
+
 def checks(rng):
     c_vis = Call(F, (4, 6))
     vis_tokens = [np.array([0, 3, 1, 1, 2, 0])]
     n_vocab, T = int(rng.integers(3, 12)), int(rng.integers(8, 20))
     c_rand, c_long, c_one = Call(F, (n_vocab, T)), Call(F, (5, 64)), Call(F, (3, 1))
     return [
-        Check(f"{F}: n_vocab = 4, T = 6", 1, (c_vis,), _meets_bar(4, 6, vis_tokens), visible=True),
-        Check(f"{F}: random sequences", 2, (c_rand,),
-              _meets_bar(n_vocab, T, [rng.integers(0, n_vocab, T) for _ in range(3)])),
-        Check(f"{F}: a long sequence (T = 64)", 1, (c_long,), _meets_bar(5, 64, [rng.integers(0, 5, 64)])),
+        N_VOCAB_4.bind((c_vis,), _meets_bar(4, 6, vis_tokens)),
+        RANDOM_SEQUENCES.bind((c_rand,), _meets_bar(n_vocab, T, [rng.integers(0, n_vocab, T) for _ in range(3)])),
+        LONG_SEQUENCE_T.bind((c_long,), _meets_bar(5, 64, [rng.integers(0, 5, 64)])),
         # With one position nothing is graded but shapes: the check counts only with the head
         # right on a longer sequence too.
-        Check(f"{F}: a single position (T = 1)", 1, (c_one, c_vis),
-              provided(_meets_bar(3, 1, [np.array([2])]), _meets_bar(4, 6, vis_tokens),
+        SINGLE_POSITION_T.bind((c_one, c_vis), provided(_meets_bar(3, 1, [np.array([2])]), _meets_bar(4, 6, vis_tokens),
                        "at T = 1 only the shapes can be checked; this check counts once the head is right "
                        "for T = 6 too, and it is not:")),
     ]
+
+
+EXERCISE = Exercise(F, "ps3", build=checks, specs=(
+    N_VOCAB_4, RANDOM_SEQUENCES, LONG_SEQUENCE_T, SINGLE_POSITION_T))

@@ -1,7 +1,8 @@
 """qk_circuit(W_Q, W_K) -> W_Q @ W_K.T, (d, d)."""
 import numpy as np
 
-from ..checks import Call, Check, Fail, Verdict, as_array, expect_close, matches_reference, returned
+from ..checks import Call, Spec, Fail, Verdict, as_array, expect_close, matches_reference, returned
+from ..exercise import Exercise
 
 F = "qk_circuit"
 
@@ -23,14 +24,22 @@ def _scores_agree(call, X):
     return judge
 
 
+REPRODUCES_SCORES_SMALL = Spec("reproduces the scores of a small head", 1, visible=True)
+MATCHES_REFERENCE = Spec("matches the reference", 1)
+SQUARE_FLOAT32_PROJECTIONS = Spec("square float32 projections", 1)
+
+
 def checks(rng):
     vis = np.random.default_rng(5)
     c_vis = Call(F, (vis.standard_normal((5, 2)), vis.standard_normal((5, 2))))
     c_ref = Call(F, (rng.standard_normal((8, 3)), rng.standard_normal((8, 3))))
     c_32 = Call(F, (rng.standard_normal((6, 6)).astype(np.float32), rng.standard_normal((6, 6)).astype(np.float32)))
     return [
-        Check(f"{F}: reproduces the scores of a small head", 1, (c_vis,), _scores_agree(c_vis, vis.standard_normal((7, 5))),
-              visible=True),
-        Check(f"{F}: matches the reference", 1, (c_ref,), matches_reference(c_ref)),
-        Check(f"{F}: square float32 projections", 1, (c_32,), matches_reference(c_32)),
+        REPRODUCES_SCORES_SMALL.bind((c_vis,), _scores_agree(c_vis, vis.standard_normal((7, 5)))),
+        MATCHES_REFERENCE.bind((c_ref,), matches_reference(c_ref)),
+        SQUARE_FLOAT32_PROJECTIONS.bind((c_32,), matches_reference(c_32)),
     ]
+
+
+EXERCISE = Exercise(F, "ps3", build=checks, specs=(
+    REPRODUCES_SCORES_SMALL, MATCHES_REFERENCE, SQUARE_FLOAT32_PROJECTIONS))

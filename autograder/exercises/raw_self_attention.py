@@ -1,8 +1,9 @@
 """raw_self_attention(X): queries, keys and values are all X; unscaled scores."""
 import numpy as np
 
-from ..checks import (Call, Check, Fail, Verdict, as_array, expect_close, first_of, matches_reference, parts,
-                      provided, returned, leaves_inputs_unchanged)
+from ..checks import (Call, Spec, Fail, Verdict, as_array, expect_close, first_of, matches_reference, parts,
+                      provided, returned, leaves_inputs_unchanged, UNCHANGED)
+from ..exercise import Exercise
 
 F = "raw_self_attention"
 RIVER_BANK = np.array([[0.0, 0.0, 0.0, 1.0], [0.9, 0.0, 0.3, 0.0], [0.3, 0.3, 0.9, 0.0]])
@@ -19,6 +20,14 @@ def _river_bank(outcomes, ref):
     return Verdict(True, "the river-bank weights match the worked example.")
 
 
+RIVER_BANK_EXAMPLE = Spec("the river-bank example", 2, visible=True)
+WEIGHTS_MATCH_REFERENCE = Spec("weights match the reference", 2)
+OUTPUT_MATCHES_REFERENCE = Spec("output matches the reference", 1)
+FLOAT32_INPUT = Spec("float32 input", 1)
+SINGLE_TOKEN = Spec("a single token", 1)
+LARGE_EMBEDDINGS_STAY = Spec("large embeddings stay finite", 1)
+
+
 def checks(rng):
     c_bank = Call(F, (RIVER_BANK,))
     X = rng.standard_normal((6, 5)) * 0.6
@@ -28,22 +37,24 @@ def checks(rng):
     c_big = Call(F, (rng.standard_normal((4, 6)) * 40,))
     weights = first_of(1)
     return [
-        Check("raw_self_attention: the river-bank example", 2, (c_bank,), _river_bank, visible=True),
-        Check("raw_self_attention: weights match the reference", 2, (c_x,),
-              matches_reference(c_x, weights, "weights", heatmap=lambda w: w)),
-        Check("raw_self_attention: output matches the reference", 1, (c_x,), matches_reference(c_x, first_of(0), "out")),
-        Check("raw_self_attention: float32 input", 1, (c_32,), matches_reference(c_32, first_of(0), "out")),
+        RIVER_BANK_EXAMPLE.bind((c_bank,), _river_bank),
+        WEIGHTS_MATCH_REFERENCE.bind((c_x,), matches_reference(c_x, weights, "weights", heatmap=lambda w: w)),
+        OUTPUT_MATCHES_REFERENCE.bind((c_x,), matches_reference(c_x, first_of(0), "out")),
+        FLOAT32_INPUT.bind((c_32,), matches_reference(c_32, first_of(0), "out")),
         # One token can only attend to itself, so returning X is right there: the check counts
         # only with the output right on several tokens too.
-        Check("raw_self_attention: a single token", 1, (c_one, c_x),
-              provided(matches_reference(c_one, first_of(0), "out"), matches_reference(c_x, first_of(0), "out"),
+        SINGLE_TOKEN.bind((c_one, c_x), provided(matches_reference(c_one, first_of(0), "out"), matches_reference(c_x, first_of(0), "out"),
                        "a single token's output is X itself; this check counts once the output on several "
                        "tokens is right too, and it is not:")),
         # Large embeddings make each token attend to itself almost entirely, so weights = I is
         # right there: the check counts only with the weights right on ordinary inputs too.
-        Check("raw_self_attention: large embeddings stay finite", 1, (c_big, c_x),
-              provided(matches_reference(c_big, weights, "weights"), matches_reference(c_x, weights, "weights"),
+        LARGE_EMBEDDINGS_STAY.bind((c_big, c_x), provided(matches_reference(c_big, weights, "weights"), matches_reference(c_x, weights, "weights"),
                        "large embeddings make the weights almost the identity; this check counts once the "
                        "weights on ordinary embeddings are right too, and they are not:")),
         leaves_inputs_unchanged(c_x),
     ]
+
+
+EXERCISE = Exercise(F, "ps1", build=checks, specs=(
+    RIVER_BANK_EXAMPLE, WEIGHTS_MATCH_REFERENCE, OUTPUT_MATCHES_REFERENCE, FLOAT32_INPUT, SINGLE_TOKEN,
+    LARGE_EMBEDDINGS_STAY, UNCHANGED))

@@ -1,8 +1,9 @@
 """scaled_dot_product_attention(Q, K, V, mask=None, scale=None) -> (out, weights)."""
 import numpy as np
 
-from ..checks import (Call, Check, Fail, Verdict, as_array, expect_close, first_of, matches_reference, parts,
-                      returned, leaves_inputs_unchanged)
+from ..checks import (Call, Spec, Fail, Verdict, as_array, expect_close, first_of, matches_reference, parts,
+                      returned, leaves_inputs_unchanged, UNCHANGED)
+from ..exercise import Exercise
 from ..misconceptions import explain
 
 F = "scaled_dot_product_attention"
@@ -80,6 +81,17 @@ def _shapes(call):
     return judge
 
 
+WARM_JACKET = Spec("warm jacket", 1, visible=True)
+CAUSAL_CAT_SAT = Spec("the causal cat sat", 1, visible=True)
+SHAPES_BATCH_T = Spec("shapes with a batch and T_q != T_k", 1, visible=True)
+WEIGHTS_MATCH_REFERENCE = Spec("weights match the reference", 2)
+OUTPUT_MATCHES_REFERENCE = Spec("output matches the reference", 1)
+CAUSAL_MASK_APPLIED = Spec("the causal mask is applied", 2)
+EXPLICIT_SCALE_USED = Spec("an explicit scale is used", 1)
+FLOAT32_CROSS_ATTENTION = Spec("float32 cross-attention (T_q != T_k, d_k != d_v)", 1)
+LARGE_SCORES_STAY = Spec("large scores stay finite", 1)
+
+
 def checks(rng):
     c_warm = Call(F, (np.array([[0.0, 2.0]]), np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[1.0, 0.0], [0.0, 1.0]])),
                   {"scale": 1.0})
@@ -103,14 +115,24 @@ def checks(rng):
     weights, out = first_of(1), first_of(0)
     heat = lambda w: w[0, 0]  # noqa: E731 - first batch, first head
     return [
-        Check(f"{F}: warm jacket", 1, (c_warm,), _warm_jacket, visible=True),
-        Check(f"{F}: the causal cat sat", 1, (c_cat,), _cat_sat, visible=True),
-        Check(f"{F}: shapes with a batch and T_q != T_k", 1, (c_shape,), _shapes(c_shape), visible=True),
-        Check(f"{F}: weights match the reference", 2, (c_plain,), matches_reference(c_plain, weights, "weights", heat)),
-        Check(f"{F}: output matches the reference", 1, (c_plain,), matches_reference(c_plain, out, "out")),
-        Check(f"{F}: the causal mask is applied", 2, (c_masked,), matches_reference(c_masked, weights, "weights", heat)),
-        Check(f"{F}: an explicit scale is used", 1, (c_scale,), matches_reference(c_scale, weights, "weights")),
-        Check(f"{F}: float32 cross-attention (T_q != T_k, d_k != d_v)", 1, (c_cross,), matches_reference(c_cross, out, "out")),
-        Check(f"{F}: large scores stay finite", 1, (c_big,), matches_reference(c_big, weights, "weights")),
+        WARM_JACKET.bind((c_warm,), _warm_jacket),
+        CAUSAL_CAT_SAT.bind((c_cat,), _cat_sat),
+        SHAPES_BATCH_T.bind((c_shape,), _shapes(c_shape)),
+        WEIGHTS_MATCH_REFERENCE.bind((c_plain,), matches_reference(c_plain, weights, "weights", heat)),
+        OUTPUT_MATCHES_REFERENCE.bind((c_plain,), matches_reference(c_plain, out, "out")),
+        CAUSAL_MASK_APPLIED.bind((c_masked,), matches_reference(c_masked, weights, "weights", heat)),
+        EXPLICIT_SCALE_USED.bind((c_scale,), matches_reference(c_scale, weights, "weights")),
+        FLOAT32_CROSS_ATTENTION.bind((c_cross,), matches_reference(c_cross, out, "out")),
+        LARGE_SCORES_STAY.bind((c_big,), matches_reference(c_big, weights, "weights")),
         leaves_inputs_unchanged(c_masked),
     ]
+
+
+def _d_k(call):
+    """d_k, for explanations: K is (..., T_k, d_k)."""
+    return {"d_k": call.args[1].shape[-1]}
+
+
+EXERCISE = Exercise(F, "ps2", build=checks, numbers=_d_k, specs=(
+    WARM_JACKET, CAUSAL_CAT_SAT, SHAPES_BATCH_T, WEIGHTS_MATCH_REFERENCE, OUTPUT_MATCHES_REFERENCE,
+    CAUSAL_MASK_APPLIED, EXPLICIT_SCALE_USED, FLOAT32_CROSS_ATTENTION, LARGE_SCORES_STAY, UNCHANGED))

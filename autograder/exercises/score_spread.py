@@ -1,7 +1,10 @@
 """score_spread(d, n_rows, n_keys, rng): checked statistically, since the draws are free."""
+from functools import lru_cache
+
 import numpy as np
 
-from ..checks import Call, Check, Fail, Verdict, describe_value, each, provided, returned
+from ..checks import Call, Fail, Spec, Verdict, all_of, describe_value, each, provided, returned
+from ..exercise import Exercise
 from ..misconceptions import explain
 from ..wire import Rng
 
@@ -60,42 +63,49 @@ def _top(d, scaled):
     return judge
 
 
-def _all(*judges):
-    """Several judges of the same call's outcome; all must pass."""
-    def judge(outcomes, ref):
-        verdict = None
-        for j in judges:
-            verdict = j(outcomes, ref)
-        return verdict
-    return judge
+STD_AT_16 = Spec("std of scores at d = 16 is about 4", 1, visible=True)
+TOP_AT_16 = Spec("top weights at d = 16", 1, visible=True)
+STD_GROWS = Spec("std of scores grows like sqrt(d)", 1)
+UNSCALED_PEAKIER = Spec("unscaled softmax gets peakier with d", 1)
+SCALED_SAME = Spec("scaled softmax stays the same with d", 2)
+NOT_IN_TABLE = Spec("a width and key count not in the table", 1)
 
 
 def checks(rng):
     seeds = rng.integers(0, 2**31, size=4)
-    calls = {d: Call(F, (d, 2000, 8, Rng(int(s)))) for d, s in zip((4, 16, 64, 256), seeds)}
+    # Rows per width: the student's code draws n_rows x (n_keys + 1) x d numbers, so wider
+    # draws get fewer rows. Each mean top weight then stays within TOL by more than 5 of
+    # its standard errors (about 0.2 / sqrt(n_rows) at d <= 64, 0.12 / sqrt(n_rows) at 256).
+    calls = {d: Call(F, (d, rows, 8, Rng(int(s)))) for (d, rows), s in zip(((4, 2000), (64, 1000), (256, 500)), seeds)}
     c_visible = Call(F, (16, 2000, 8, Rng(16)))
     # A second width for the visible checks: one constant (the table's row for d = 16) must
     # not pass for a measurement.
     c_visible_4 = Call(F, (4, 2000, 8, Rng(4)))
-    c_other = Call(F, (int(rng.choice([24, 32, 48])), 2000, int(rng.choice([3, 5, 6])), Rng(int(seeds[0]) + 1)))
+    c_other = Call(F, (int(rng.choice([24, 32, 48])), 1500, int(rng.choice([3, 5, 6])), Rng(int(seeds[3]))))
+    once_more = "(it depends on d), and it is not:"
     return [
-        Check("score_spread: std of scores at d = 16 is about 4", 1, (c_visible, c_visible_4),
-              provided(_std(16), _std(4), "this check counts once the std is right at another width too "
-                                          "(it depends on d), and it is not:"), visible=True),
-        Check("score_spread: top weights at d = 16", 1, (c_visible, c_visible_4),
-              provided(_all(_top(16, False), _top(16, True)), _top(4, False),
-                       "this check counts once the top weight is right at another width too "
-                       "(it depends on d), and it is not:"), visible=True),
-        Check("score_spread: std of scores grows like sqrt(d)", 1, (calls[4], calls[256]),
-              each(_std(4), _std(256))),
-        Check("score_spread: unscaled softmax gets peakier with d", 1, (calls[4], calls[64]),
-              each(_top(4, False), _top(64, False))),
+        STD_AT_16.bind((c_visible, c_visible_4), provided(
+            _std(16), _std(4), "this check counts once the std is right at another width too " + once_more)),
+        TOP_AT_16.bind((c_visible, c_visible_4), provided(
+            all_of(_top(16, False), _top(16, True)), _top(4, False),
+            "this check counts once the top weight is right at another width too " + once_more)),
+        STD_GROWS.bind((calls[4], calls[256]), each(_std(4), _std(256))),
+        UNSCALED_PEAKIER.bind((calls[4], calls[64]), each(_top(4, False), _top(64, False))),
         # Staying the same is what a constant does: it counts only beside the unscaled
         # weights of the same draws, which do change with d.
-        Check("score_spread: scaled softmax stays the same with d", 2, (calls[4], calls[256]),
-              each(_all(_top(4, True), _top(4, False)), _all(_top(256, True), _top(256, False)))),
-        Check("score_spread: a width and key count not in the table", 1, (c_other,), _like_reference(c_other)),
+        SCALED_SAME.bind((calls[4], calls[256]), each(all_of(_top(4, True), _top(4, False)),
+                                                       all_of(_top(256, True), _top(256, False)))),
+        NOT_IN_TABLE.bind((c_other,), _like_reference(c_other)),
     ]
+
+
+REFERENCE_ROWS = 20_000  # the reference's own draws: its sampling error is small beside the student's
+
+
+@lru_cache(maxsize=64)
+def _reference_statistics(solution, d: int, n_keys: int) -> tuple[float, float, float]:
+    """The reference's statistics at (d, n_keys), once per grader process."""
+    return solution(d, REFERENCE_ROWS, n_keys, np.random.default_rng(d * 1000 + n_keys))
 
 
 def _like_reference(call):
@@ -104,7 +114,7 @@ def _like_reference(call):
     def judge(outcomes, ref):
         got = _three_floats(outcomes[0])
         # The draws are free: compare with the reference on draws of its own, within their spread.
-        want = ref.solution(F)(d, n_rows, n_keys, np.random.default_rng(d * 1000 + n_keys))
+        want = _reference_statistics(ref.solution(F), d, n_keys)
         names = ("std", "top_unscaled", "top_scaled")
         tols = (0.06 * np.sqrt(d), TOL, TOL)
         off = [f"{n} should be about {w:.3f}, yours is {g:.3f}" for n, g, w, t in zip(names, got, want, tols)
@@ -113,3 +123,8 @@ def _like_reference(call):
             raise Fail(f"at d = {d} with {n_keys} keys: " + "; ".join(off) + ".")
         return Verdict(True, f"the statistics are right at d = {d} with {n_keys} keys.")
     return judge
+
+
+EXERCISE = Exercise(F, "ps1", build=checks, specs=(
+    STD_AT_16, TOP_AT_16, STD_GROWS, UNSCALED_PEAKIER, SCALED_SAME,
+    NOT_IN_TABLE))

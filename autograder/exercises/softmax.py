@@ -1,8 +1,9 @@
 """softmax(S, axis=-1): stable, rows sum to 1, -inf gets exactly 0."""
 import numpy as np
 
-from ..checks import (Call, Check, Fail, Verdict, as_array, each, expect_close, matches_reference, returned,
-                      leaves_inputs_unchanged, side_by_side)
+from ..checks import (Call, Spec, Fail, Verdict, as_array, each, expect_close, matches_reference, returned,
+                      leaves_inputs_unchanged, UNCHANGED, side_by_side)
+from ..exercise import Exercise
 
 F = "softmax"
 
@@ -56,6 +57,15 @@ def _known(call, expected, what):
     return judge
 
 
+ROWS_NON_NEGATIVE = Spec("rows are non-negative and sum to 1", 1, visible=True)
+FINITE_SCORES_1E4 = Spec("stays finite for scores of 1e4", 1, visible=True)
+INF_WEIGHT_EXACTLY = Spec("-inf gets weight exactly 0", 1, visible=True)
+MATCHES_REFERENCE_RANDOM = Spec("matches the reference on random scores", 2)
+WORKS_FLOAT32_BATCHED = Spec("works on float32 and batched input", 1)
+HONOURS_AXIS_ARGUMENT = Spec("honours the axis argument", 1)
+FINITE_RANDOM_SCORES = Spec("stays finite for random scores in the thousands", 1)
+
+
 def checks(rng):
     fixed = FIXED.copy()
     big = np.array([[1e4, 0.0, -1e4], [1e4, 1e4, 0.0]])
@@ -68,16 +78,17 @@ def checks(rng):
     c_axis0, c_axis1 = Call(F, (S3,), {"axis": 0}), Call(F, (S3,), {"axis": 1})
     c_huge = Call(F, (rng.standard_normal((4, 5)) * 5000,))
     return [
-        Check("softmax: rows are non-negative and sum to 1", 1, (c_fixed,), _sums_to_one(c_fixed), visible=True),
-        Check("softmax: stays finite for scores of 1e4", 1, (c_big,),
-              _known(c_big, np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0]]), "weights for scores of ±1e4"), visible=True),
-        Check("softmax: -inf gets weight exactly 0", 1, (c_inf,),
-              _known(c_inf, np.array([[0.5, 0.0, 0.5], [0.0, 1.0, 0.0]]), "weights with -inf scores"), visible=True),
-        Check("softmax: matches the reference on random scores", 2, (c_rand,), matches_reference(c_rand)),
-        Check("softmax: works on float32 and batched input", 1, (c_32,), matches_reference(c_32)),
-        Check("softmax: honours the axis argument", 1, (c_axis0, c_axis1),
-              each(matches_reference(c_axis0, what="output with axis=0"), matches_reference(c_axis1, what="output with axis=1"))),
-        Check("softmax: stays finite for random scores in the thousands", 1, (c_huge,), matches_reference(c_huge)),
+        ROWS_NON_NEGATIVE.bind((c_fixed,), _sums_to_one(c_fixed)),
+        FINITE_SCORES_1E4.bind((c_big,), _known(c_big, np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0]]), "weights for scores of ±1e4")),
+        INF_WEIGHT_EXACTLY.bind((c_inf,), _known(c_inf, np.array([[0.5, 0.0, 0.5], [0.0, 1.0, 0.0]]), "weights with -inf scores")),
+        MATCHES_REFERENCE_RANDOM.bind((c_rand,), matches_reference(c_rand)),
+        WORKS_FLOAT32_BATCHED.bind((c_32,), matches_reference(c_32)),
+        HONOURS_AXIS_ARGUMENT.bind((c_axis0, c_axis1), each(matches_reference(c_axis0, what="output with axis=0"), matches_reference(c_axis1, what="output with axis=1"))),
+        FINITE_RANDOM_SCORES.bind((c_huge,), matches_reference(c_huge)),
         leaves_inputs_unchanged(c_rand),
     ]
 
+
+EXERCISE = Exercise(F, "ps1", build=checks, specs=(
+    ROWS_NON_NEGATIVE, FINITE_SCORES_1E4, INF_WEIGHT_EXACTLY, MATCHES_REFERENCE_RANDOM, WORKS_FLOAT32_BATCHED,
+    HONOURS_AXIS_ARGUMENT, FINITE_RANDOM_SCORES, UNCHANGED))

@@ -1,7 +1,9 @@
 """wired_attention(X, W_Q, W_K): separate queries and keys, scaled weights, raw values."""
 import numpy as np
 
-from ..checks import Call, Check, Verdict, expect_close, first_of, matches_reference, parts, returned, leaves_inputs_unchanged
+from ..checks import (Call, Spec, Verdict, expect_close, first_of, matches_reference, parts, returned,
+                      leaves_inputs_unchanged, UNCHANGED)
+from ..exercise import Exercise
 from .raw_self_attention import RIVER_BANK
 
 F = "wired_attention"
@@ -18,6 +20,14 @@ def _hand_wiring(outcomes, ref):
     return Verdict(True, "the hand-wired river-bank scores and weights match the worked example.")
 
 
+HAND_WIRED_RIVER = Spec("the hand-wired river-bank example", 2, visible=True)
+SCORES_MATCH_REFERENCE = Spec("scores match the reference", 1)
+WEIGHTS_MATCH_REFERENCE = Spec("weights match the reference", 2)
+SQUARE_PROJECTIONS = Spec("square projections", 1)
+OUTPUT_BLENDS_RAW = Spec("output blends the raw embeddings", 1)
+FLOAT32_INPUT = Spec("float32 input", 1)
+
+
 def checks(rng):
     c_bank = Call(F, (RIVER_BANK, W_Q, W_K))
     d, d_k = 6, 3
@@ -28,12 +38,21 @@ def checks(rng):
     X32 = rng.standard_normal((5, d)).astype(np.float32)
     c_32 = Call(F, (X32, rng.standard_normal((d, 8)).astype(np.float32), rng.standard_normal((d, 8)).astype(np.float32)))
     return [
-        Check("wired_attention: the hand-wired river-bank example", 2, (c_bank,), _hand_wiring, visible=True),
-        Check("wired_attention: scores match the reference", 1, (c_x,), matches_reference(c_x, first_of(2), "scores")),
-        Check("wired_attention: weights match the reference", 2, (c_x,),
-              matches_reference(c_x, first_of(1), "weights", heatmap=lambda w: w)),
-        Check("wired_attention: square projections", 1, (c_square,), matches_reference(c_square, first_of(1), "weights")),
-        Check("wired_attention: output blends the raw embeddings", 1, (c_x,), matches_reference(c_x, first_of(0), "out")),
-        Check("wired_attention: float32 input", 1, (c_32,), matches_reference(c_32, first_of(1), "weights")),
+        HAND_WIRED_RIVER.bind((c_bank,), _hand_wiring),
+        SCORES_MATCH_REFERENCE.bind((c_x,), matches_reference(c_x, first_of(2), "scores")),
+        WEIGHTS_MATCH_REFERENCE.bind((c_x,), matches_reference(c_x, first_of(1), "weights", heatmap=lambda w: w)),
+        SQUARE_PROJECTIONS.bind((c_square,), matches_reference(c_square, first_of(1), "weights")),
+        OUTPUT_BLENDS_RAW.bind((c_x,), matches_reference(c_x, first_of(0), "out")),
+        FLOAT32_INPUT.bind((c_32,), matches_reference(c_32, first_of(1), "weights")),
         leaves_inputs_unchanged(c_x),
     ]
+
+
+def _d_k(call):
+    """d_k, for explanations: W_K is (d, d_k)."""
+    return {"d_k": call.args[2].shape[-1]}
+
+
+EXERCISE = Exercise(F, "ps1", build=checks, numbers=_d_k, specs=(
+    HAND_WIRED_RIVER, SCORES_MATCH_REFERENCE, WEIGHTS_MATCH_REFERENCE, SQUARE_PROJECTIONS, OUTPUT_BLENDS_RAW,
+    FLOAT32_INPUT, UNCHANGED))

@@ -59,8 +59,7 @@ def feedback_html(student: str, assignment: str, results: Results) -> str:
         for t in tests:
             ok = t.status == "passed"
             mark = "<span class='pass'>✔</span>" if ok else "<span class='fail'>✘</span>"
-            title = t.name.split(": ", 1)[-1]
-            parts.append(f"<p>{mark} {escape(title)} <small>({t.score:g}/{t.max_score:g})</small></p>")
+            parts.append(f"<p>{mark} {escape(t.title)} <small>({t.score:g}/{t.max_score:g})</small></p>")
             if not ok and t.output:
                 parts.append(f"<pre>{escape(t.output)}</pre>")
             if t is pictured:
