@@ -135,12 +135,11 @@ def engine_grade(nb, assignment: str, student: str, notebook: str, course_root: 
 
 def cell_feedback(exercise: str, tests) -> str:
     """What a graded cell shows after autograde: the engine's checks of one exercise."""
+    from .selfcheck import check_line
+
     got, worth = sum(t.score for t in tests), sum(t.max_score for t in tests)
     lines = [f"The grader's checks of {exercise}: {got:g}/{worth:g} points"]
-    for t in tests:
-        lines.append(f"  {'PASS' if t.status == 'passed' else 'FAIL'}  {t.name}  ({t.score:g}/{t.max_score:g})")
-        if t.status != "passed":
-            lines += ["        " + line for line in t.output.splitlines()]
+    lines += [check_line(t.status == "passed", t.name, t.output, f"{t.score:g}/{t.max_score:g}") for t in tests]
     return "\n".join(lines) + "\n"
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable
@@ -28,6 +28,7 @@ class Reference:
     functions: dict[str, Callable]
     variants: dict[str, tuple[tuple[str, Callable], ...]]
     catalogue: tuple = ()  # solutions/mistakes.py's entries (autograder.catalogue.Mistake)
+    edited: dict[str, Callable] = field(default_factory=dict)  # an entry's name -> its edited function
 
     def solution(self, func: str) -> Callable:
         return self.functions[func]
@@ -82,17 +83,19 @@ def load() -> Reference:
                 sources[k] = Path(module.__file__).read_text(encoding="utf-8")
     catalogue = importlib.import_module(f"{PACKAGE}.mistakes").MISTAKES
     own: dict[str, list] = {}
+    edited: dict[str, Callable] = {}
     inherited: dict[str, list] = {}
     for n, mistake in enumerate(catalogue):
         if mistake.func not in sources:
             raise ValueError(f"the catalogue edits {mistake.func}, which no solution module defines")
         module = _edited_module(sources[mistake.func], mistake, n)
         own.setdefault(mistake.func, []).append((mistake.id, module[mistake.func]))
+        edited[mistake.name] = module[mistake.func]
         for caller in callers(sources[mistake.func], mistake.func):
             inherited.setdefault(caller, []).append((mistake.id, module[caller]))
     # A function's own mistakes come before those it inherits from a function it calls.
     variants = {f: tuple(own.get(f, []) + inherited.get(f, [])) for f in {*own, *inherited}}
-    return Reference(functions, variants, tuple(catalogue))
+    return Reference(functions, variants, tuple(catalogue), edited)
 
 
 def _edited_module(source: str, mistake, n: int) -> dict:

@@ -1,7 +1,8 @@
 """What a released notebook's check cells call: the visible checks, run on the student's
-own function in their own kernel. No reference is loaded here and none is needed: visible
-checks are worked examples and properties. The grader runs the same checks, with the
-same messages, in its sandbox."""
+own function, in the student's own kernel (no sandbox: it is their code on their machine).
+No reference is loaded here and none is needed: visible checks are worked examples and
+properties, judged with ``ref=None``. The grader runs the same checks, with the same
+messages, on the same inputs, in its sandbox."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,8 +13,8 @@ from .checks import run_judge
 from .sandbox import call_one
 
 
-def run_visible(name: str, func) -> list[tuple[str, bool, str]]:
-    """(check name, passed, message) for each visible check of exercise ``name``."""
+def run_visible(name: str, func) -> list[tuple[str, bool, str, str | None]]:
+    """(title, passed, message, misconception) for each visible check of exercise ``name``."""
     rows = []
     for check in exercise(name).checks(np.random.default_rng(0)):
         if not check.visible:
@@ -21,7 +22,7 @@ def run_visible(name: str, func) -> list[tuple[str, bool, str]]:
         # Through the wire, so a judge sees exactly the plain data it sees when grading.
         outcomes = wire.decode(wire.encode([call_one(func, name, c.args, c.kwargs, c.echo) for c in check.calls]))
         verdict = run_judge(check, outcomes, None)
-        rows.append((check.name, verdict.passed, verdict.message, verdict.misconception))
+        rows.append((check.title, verdict.passed, verdict.message, verdict.misconception))
     return rows
 
 
@@ -36,9 +37,14 @@ def check(name: str, func) -> None:
     if mistakes:
         summary += ": " + ", ".join(m.replace("_", " ") for m in mistakes)
     print(summary)
-    for title, ok, message, _ in rows:
-        print(f"  {'PASS' if ok else 'FAIL'}  {title.split(': ', 1)[-1]}")
-        if not ok:
-            print("\n".join("        " + line for line in message.splitlines()))
+    print("\n".join(check_line(ok, title, message) for title, ok, message, _ in rows))
     if passed == len(rows):
         print("More checks on random inputs decide the grade.")
+
+
+def check_line(passed: bool, title: str, message: str = "", points: str = "") -> str:
+    """One check as a notebook shows it: PASS or FAIL, its title, and why it failed."""
+    line = f"  {'PASS' if passed else 'FAIL'}  {title}" + (f"  ({points})" if points else "")
+    if passed or not message:
+        return line
+    return "\n".join([line] + ["        " + text for text in message.splitlines()])

@@ -1,18 +1,15 @@
 """What a student can install holds no answer: neither solutions/ nor the mistake variants."""
 import ast
-import inspect
 import subprocess
 import sys
-import textwrap
 import zipfile
 from pathlib import Path
 
 import pytest
 
-import solutions.mistakes
-import solutions.ps1
-import solutions.ps2
-import solutions.ps3
+from autograder.assignments import ASSIGNMENTS
+from autograder.catalogue import edit_function
+from autograder.reference import load
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,16 +24,20 @@ def wheel_text(tmp_path_factory) -> dict[str, str]:
         return {name: z.read(name).decode(errors="replace") for name in z.namelist()}
 
 
+def _statements(source: str) -> set[str]:
+    """The longer assignments and returns of ``source``, unparsed."""
+    return {ast.unparse(stmt) for stmt in ast.walk(ast.parse(source))
+            if isinstance(stmt, (ast.Assign, ast.Return)) and len(ast.unparse(stmt)) > 30}
+
+
 def _body_lines():
-    """Each statement line of every reference function and mistake variant, unparsed."""
-    lines = set()
-    for module in (solutions.ps1, solutions.ps2, solutions.ps3, solutions.mistakes):
-        for func in vars(module).values():
-            if inspect.isfunction(func) and func.__module__ == module.__name__:
-                node = ast.parse(textwrap.dedent(inspect.getsource(func))).body[0]
-                for stmt in ast.walk(node):
-                    if isinstance(stmt, (ast.Assign, ast.Return)) and len(ast.unparse(stmt)) > 30:
-                        lines.add(ast.unparse(stmt))
+    """Each statement line of every reference answer (solutions/<assignment>.py) and of every
+    catalogued mistake (the reference with its edit made), unparsed."""
+    sources = {a: (ROOT / "solutions" / f"{a}.py").read_text() for a in ASSIGNMENTS}
+    lines = set().union(*(_statements(text) for text in sources.values()))
+    for mistake in load().catalogue:
+        source = next(text for a, text in sources.items() if mistake.func in ASSIGNMENTS[a])
+        lines |= _statements(edit_function(source, mistake.func, mistake.edit))
     return lines
 
 
@@ -52,5 +53,5 @@ def test_wheel_contains_no_reference_or_mistake_code(wheel_text):
 
 
 def test_leak_detector_sees_reference_code():
-    source = "\n".join(ast.unparse(ast.parse((ROOT / "solutions" / f).read_text())) for f in ("ps2.py", "mistakes.py"))
+    source = "\n".join(ast.unparse(ast.parse((ROOT / "solutions" / f"{a}.py").read_text())) for a in ASSIGNMENTS)
     assert sum(line in source for line in _body_lines()) > 20

@@ -60,9 +60,10 @@ def checks(rng):
         ACCEPTS_NUMPY_INTEGERS.bind((c_np,), _matches(sizes)),
         # Raising ValueError for everything rejects bad sizes too: the check counts only
         # with the shapes right for good sizes.
-        REJECTS_SIZES_POSITIVE.bind(c_bad + (c_rand,), provided(each(*[lambda o, ref, w=w: (raised(o[0], F, "ValueError", w), Verdict(True, "ValueError raised."))[1]
-                              for w in why]), _matches(sizes),
-                       "this check counts once the shapes for good sizes are right too, and they are not:")),
+        REJECTS_SIZES_POSITIVE.bind(c_bad + (c_rand,), provided(
+            each(*[lambda o, ref, w=w: (raised(o[0], F, "ValueError", w), Verdict(True, "ValueError raised."))[1]
+                   for w in why]), _matches(sizes),
+            "this check counts once the shapes for good sizes are right too, and they are not:")),
     ]
 
 

@@ -94,9 +94,10 @@ def checks(rng):
         W_K_0.bind((c_vis, c_sharp), provided(_uniform_keys(c_vis), _sharp(c_sharp, sharp),
                        "this check counts once a head that does not attend uniformly is right too, and it is not:")),
         # Raising is what a stub that checks shapes does: it counts only with real output too.
-        REJECTS_W_QKV.bind((c_cols, c_width, c_sharp), provided(each(_raises("when W_qkv has 7 columns"), _raises("when X is 5 wide but W_qkv has 4 rows")),
-                       _sharp(c_sharp, sharp),
-                       "this check counts once the output for a W_qkv that fits is right too, and it is not:")),
+        REJECTS_W_QKV.bind((c_cols, c_width, c_sharp), provided(
+            each(_raises("when W_qkv has 7 columns"), _raises("when X is 5 wide but W_qkv has 4 rows")),
+            _sharp(c_sharp, sharp),
+            "this check counts once the output for a W_qkv that fits is right too, and it is not:")),
         MATCHES_REFERENCE_BATCH.bind((c_ref,), matches_reference(c_ref)),
         USES_SCALE_GIVEN.bind((c_scale,), matches_reference(c_scale)),
         FLOAT32_INPUT.bind((c_32,), matches_reference(c_32)),

@@ -43,14 +43,16 @@ def checks(rng):
         FLOAT32_INPUT.bind((c_32,), matches_reference(c_32, first_of(0), "out")),
         # One token can only attend to itself, so returning X is right there: the check counts
         # only with the output right on several tokens too.
-        SINGLE_TOKEN.bind((c_one, c_x), provided(matches_reference(c_one, first_of(0), "out"), matches_reference(c_x, first_of(0), "out"),
-                       "a single token's output is X itself; this check counts once the output on several "
-                       "tokens is right too, and it is not:")),
+        SINGLE_TOKEN.bind((c_one, c_x), provided(
+            matches_reference(c_one, first_of(0), "out"), matches_reference(c_x, first_of(0), "out"),
+            "a single token's output is X itself; this check counts once the output on several "
+            "tokens is right too, and it is not:")),
         # Large embeddings make each token attend to itself almost entirely, so weights = I is
         # right there: the check counts only with the weights right on ordinary inputs too.
-        LARGE_EMBEDDINGS_STAY.bind((c_big, c_x), provided(matches_reference(c_big, weights, "weights"), matches_reference(c_x, weights, "weights"),
-                       "large embeddings make the weights almost the identity; this check counts once the "
-                       "weights on ordinary embeddings are right too, and they are not:")),
+        LARGE_EMBEDDINGS_STAY.bind((c_big, c_x), provided(
+            matches_reference(c_big, weights, "weights"), matches_reference(c_x, weights, "weights"),
+            "large embeddings make the weights almost the identity; this check counts once the "
+            "weights on ordinary embeddings are right too, and they are not:")),
         leaves_inputs_unchanged(c_x),
     ]
 

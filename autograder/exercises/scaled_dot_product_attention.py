@@ -39,8 +39,8 @@ def _shapes(call):
     # What softmax(Q K^T / sqrt(d_k)) means, without computing it: in each row, the log-ratio
     # of two keys' weights is the difference of their scaled scores. Rows that merely sum to
     # 1 (uniform weights) or have the right shape (zeros) do not have it.
-    scores = Q @ np.swapaxes(K, -1, -2)
-    diffs = scores - scores[..., :1]
+    unscaled = Q @ np.swapaxes(K, -1, -2)
+    diffs = unscaled - unscaled[..., :1]
 
     def judge(outcomes, ref):
         out, weights = _attention(outcomes[0])

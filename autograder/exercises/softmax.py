@@ -79,11 +79,14 @@ def checks(rng):
     c_huge = Call(F, (rng.standard_normal((4, 5)) * 5000,))
     return [
         ROWS_NON_NEGATIVE.bind((c_fixed,), _sums_to_one(c_fixed)),
-        FINITE_SCORES_1E4.bind((c_big,), _known(c_big, np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0]]), "weights for scores of ±1e4")),
-        INF_WEIGHT_EXACTLY.bind((c_inf,), _known(c_inf, np.array([[0.5, 0.0, 0.5], [0.0, 1.0, 0.0]]), "weights with -inf scores")),
+        FINITE_SCORES_1E4.bind((c_big,), _known(c_big, np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0]]),
+                                                "weights for scores of ±1e4")),
+        INF_WEIGHT_EXACTLY.bind((c_inf,), _known(c_inf, np.array([[0.5, 0.0, 0.5], [0.0, 1.0, 0.0]]),
+                                                 "weights with -inf scores")),
         MATCHES_REFERENCE_RANDOM.bind((c_rand,), matches_reference(c_rand)),
         WORKS_FLOAT32_BATCHED.bind((c_32,), matches_reference(c_32)),
-        HONOURS_AXIS_ARGUMENT.bind((c_axis0, c_axis1), each(matches_reference(c_axis0, what="output with axis=0"), matches_reference(c_axis1, what="output with axis=1"))),
+        HONOURS_AXIS_ARGUMENT.bind((c_axis0, c_axis1), each(matches_reference(c_axis0, what="output with axis=0"),
+                                                            matches_reference(c_axis1, what="output with axis=1"))),
         FINITE_RANDOM_SCORES.bind((c_huge,), matches_reference(c_huge)),
         leaves_inputs_unchanged(c_rand),
     ]

@@ -1,0 +1,62 @@
+"""Milliseconds per submission of each problem set, as an instructor meets them: the wall
+time of `autograder grade-batch --jobs 2` (start-up included) over right and mistaken
+submissions, divided by their number.
+
+The class is the sample class's archetypes (examples/make_class.py) that are right (every
+style) or one catalogued mistake, repeated to N submissions per set; hangs, crashes and
+broken files are left out, since they cost their time limit rather than the grader's.
+
+Run: .venv/bin/python benchmarks/per_set_cost.py [--n 60] [--jobs 2]
+Goal (issue 9): ps1 at most twice ps2, and no set above 40 ms per submission.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "examples"))
+import make_class  # noqa: E402
+
+from autograder.assignments import ASSIGNMENTS  # noqa: E402
+
+AUTOGRADER = Path(sys.executable).parent / "autograder"
+
+
+def build_class(folder: Path, assignment: str, n: int) -> None:
+    kinds = [a for a in make_class.ARCHETYPES[assignment] if make_class.category(a) in ("correct", "misconception")]
+    texts = {a: make_class.archetype_notebook(assignment, a) for a in kinds}
+    for i, archetype in zip(range(n), itertools.cycle(kinds)):
+        (folder / f"student{i:04d}.ipynb").write_text(texts[archetype], encoding="utf-8")
+
+
+def cost(assignment: str, n: int, jobs: int) -> float:
+    with tempfile.TemporaryDirectory(prefix=f"cost-{assignment}-") as tmp:
+        folder, out = Path(tmp) / "class", Path(tmp) / "out"
+        folder.mkdir()
+        build_class(folder, assignment, n)
+        start = time.perf_counter()
+        subprocess.run([str(AUTOGRADER), "grade-batch", str(folder), "--assignment", assignment,
+                        "--out", str(out), "--jobs", str(jobs)], check=True, capture_output=True)
+        return (time.perf_counter() - start) / n * 1000
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=60, help="submissions per set")
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args(argv)
+    ms = {a: cost(a, args.n, args.jobs) for a in ASSIGNMENTS}
+    for a, v in ms.items():
+        print(f"{a}: {v:.1f} ms per submission ({args.n} submissions, --jobs {args.jobs}, start-up included)")
+    if "ps1" in ms and "ps2" in ms:
+        print(f"ps1 / ps2: {ms['ps1'] / ms['ps2']:.2f}")
+
+
+if __name__ == "__main__":
+    main()

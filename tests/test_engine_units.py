@@ -1,0 +1,197 @@
+"""The engine's small parts, one behaviour each: combined judges fail closed, the message
+templates fill in, and diagnosis names the catalogued mistake that reproduces an output."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from autograder import misconceptions
+from autograder.assignments import ASSIGNMENTS, exercise
+from autograder.checks import Call, Check, Fail, Spec, Verdict, all_of, each, provided, run_judge, tolerance
+from autograder.errors import GraderError
+from autograder.grade import plan
+from autograder.reference import Answers, load
+
+OK = {"value": np.zeros(2)}
+
+
+def passing(outcomes, ref):
+    return Verdict(True, "fine")
+
+
+def failing_quietly(outcomes, ref):
+    """A judge bug of the kind each() once let through: it returns a failing verdict."""
+    return Verdict(False, "returned, not raised", "missing_scale")
+
+
+def raising(outcomes, ref):
+    raise Fail("raised", "scale_by_dk")
+
+
+def check_of(judge, n_calls: int = 2) -> Check:
+    call = Call("softmax", (np.zeros((2, 2)),))
+    return Check("softmax", Spec("a combined judge", 1), (call,) * n_calls, judge)
+
+
+# ---------------------------------------------------------------- combined judges
+
+@pytest.mark.parametrize("combine", [each, all_of], ids=["each", "all_of"])
+def test_combined_judge_passes_when_every_part_passes(combine):
+    assert run_judge(check_of(combine(passing, passing)), [OK, OK], None).passed is True
+
+
+@pytest.mark.parametrize("combine", [each, all_of], ids=["each", "all_of"])
+@pytest.mark.parametrize("order", ["first", "last"])
+def test_combined_judge_fails_on_a_returned_failing_verdict(combine, order):
+    judges = (failing_quietly, passing) if order == "first" else (passing, failing_quietly)
+    verdict = run_judge(check_of(combine(*judges)), [OK, OK], None)
+    assert (verdict.passed, verdict.message, verdict.misconception) == (False, "returned, not raised", "missing_scale")
+
+
+@pytest.mark.parametrize("combine", [each, all_of], ids=["each", "all_of"])
+def test_combined_judge_fails_on_a_raised_failure(combine):
+    verdict = run_judge(check_of(combine(passing, raising)), [OK, OK], None)
+    assert (verdict.passed, verdict.misconception) == (False, "scale_by_dk")
+
+
+@pytest.mark.parametrize("combine", [each, all_of], ids=["each", "all_of"])
+def test_combined_judge_of_a_non_verdict_is_a_grader_error(combine):
+    with pytest.raises(GraderError, match="instead of a Verdict"):
+        run_judge(check_of(combine(passing, lambda o, r: True)), [OK, OK], None)
+
+
+def test_each_with_fewer_outcomes_than_judges_is_a_grader_error():
+    with pytest.raises(GraderError):
+        run_judge(check_of(each(passing, passing), n_calls=1), [OK], None)
+
+
+@pytest.mark.parametrize("combine", [each, all_of], ids=["each", "all_of"])
+def test_combined_judge_of_nothing_is_refused(combine):
+    with pytest.raises(ValueError):
+        combine()
+
+
+def test_provided_fails_when_the_guard_returns_a_failing_verdict():
+    verdict = run_judge(check_of(provided(passing, failing_quietly, "counts only with the guard:")), [OK, OK], None)
+    assert not verdict.passed and verdict.message.startswith("counts only with the guard:")
+
+
+def test_provided_fails_when_the_judge_returns_a_failing_verdict():
+    verdict = run_judge(check_of(provided(failing_quietly, passing, "guard")), [OK, OK], None)
+    assert (verdict.passed, verdict.misconception) == (False, "missing_scale")
+
+
+# ---------------------------------------------------------------- message templates
+
+@pytest.mark.parametrize("mistake", sorted(set(misconceptions.EXPLANATIONS) - {"crashed"}))
+def test_every_explanation_fills_in_without_numbers(mistake):
+    text = misconceptions.explain(mistake, func="softmax")
+    assert text and "{" not in text and "}" not in text
+
+
+@pytest.mark.parametrize("mistake", sorted(set(misconceptions.EXPLANATIONS) - {"crashed"}))
+def test_every_explanation_fills_in_with_numbers(mistake):
+    text = misconceptions.explain(mistake, func="softmax", d_k=16, limit=10)
+    assert text and "{" not in text and "}" not in text
+
+
+def test_scale_by_dk_quotes_both_divisors():
+    assert "d_k = 16 instead of sqrt(d_k) = 4" in misconceptions.explain("scale_by_dk", d_k=16)
+
+
+def test_missing_scale_quotes_the_scale():
+    assert "by 1/sqrt(d_k) = 1/4" in misconceptions.explain("missing_scale", d_k=16)
+
+
+def test_timeout_quotes_the_limit_and_the_function():
+    text = misconceptions.explain("timeout", func="causal_mask", limit=2.5)
+    assert text.startswith("causal_mask ran past the time limit of 2.5 s")
+
+
+def test_not_implemented_names_the_function():
+    assert misconceptions.explain("not_implemented", func="ov_circuit").startswith("ov_circuit still raises")
+
+
+@pytest.mark.parametrize(("func", "args", "d_k"), [
+    ("scaled_dot_product_attention", (np.zeros((3, 8)), np.zeros((4, 8)), np.zeros((4, 2))), 8),
+    ("wired_attention", (np.zeros((3, 6)), np.zeros((6, 5)), np.zeros((6, 5))), 5),
+    ("attention_with_biases", (np.zeros((3, 6)), np.zeros((6, 4)), np.zeros((6, 4)), np.zeros((6, 4))), 4),
+    ("multi_head_attention", (np.zeros((3, 8)), np.zeros((8, 8)), np.zeros((8, 8)), np.zeros((8, 8)),
+                              np.zeros((8, 8)), 4), 2),
+])
+def test_explanations_read_d_k_from_the_exercise_declaration(func, args, d_k):
+    assert misconceptions.context(Call(func, args)) == {"d_k": d_k}
+
+
+def test_an_exercise_without_numbers_quotes_none():
+    assert misconceptions.context(Call("softmax", (np.zeros((2, 2)),))) == {}
+
+
+def test_inputs_of_another_form_quote_no_numbers():
+    assert misconceptions.context(Call("scaled_dot_product_attention", ("not", "arrays"))) == {}
+
+
+# ---------------------------------------------------------------- diagnosis
+
+def output_of(fn, call):
+    with np.errstate(all="ignore"):
+        value = fn(*call.args, **call.kwargs)
+    return value[0] if isinstance(value, tuple) else value
+
+
+def shows(mistake, call) -> bool:
+    """Whether the mistake's output on this call is a float array that differs from the answer."""
+    ref = load()
+    try:
+        got, want = output_of(ref.edited[mistake.name], call), output_of(ref.solution(mistake.func), call)
+    except Exception:  # noqa: BLE001 - the mistake does not apply to these inputs (a crash is graded elsewhere)
+        return False
+    return isinstance(got, np.ndarray) and got.dtype.kind == "f" and not (
+        got.shape == np.shape(want) and np.allclose(got, want, equal_nan=True))
+
+
+def diagnosis_cases():
+    """Every call of every exercise's checks for one student on which one of the catalogue's
+    own mistakes of that exercise shows."""
+    ref = load()
+    cases = []
+    for assignment in ASSIGNMENTS:
+        for name, checks in plan(assignment, "diagnosis").items():
+            calls = list({id(c): c for check in checks for c in check.calls}.values())
+            cases += [(m, c) for m in ref.catalogue if m.func == name for c in calls if shows(m, c)]
+    return cases
+
+
+CASES = diagnosis_cases()
+
+
+def test_every_array_mistake_shows_on_some_call():
+    shown = {m.name for m, _ in CASES}
+    arrays = {m.name for m in load().catalogue if m.func not in ("score_spread", "attention_shapes", "previous_token_head")}
+    assert arrays <= shown
+
+
+@pytest.mark.parametrize(("mistake", "call"), CASES, ids=[f"{m.name}-{i}" for i, (m, _) in enumerate(CASES)])
+def test_diagnosis_names_a_mistake_that_reproduces_the_output(mistake, call):
+    ref = load()
+    got = output_of(ref.edited[mistake.name], call)
+    found = misconceptions.diagnose(Answers(ref), call, got, lambda v: v[0] if isinstance(v, tuple) else v,
+                                    *tolerance(got, *[a for a in call.args if isinstance(a, np.ndarray)]))
+    assert found in {m for m, _ in ref.mistakes(mistake.func)}
+    if found != mistake.id:  # two mistakes may coincide on an input; the one named must reproduce it
+        twins = [fn for m, fn in ref.mistakes(mistake.func) if m == found]
+        assert any(np.allclose(output_of(fn, call), got, equal_nan=True) for fn in twins)
+
+
+def test_diagnosis_names_nothing_for_an_output_no_mistake_makes():
+    ref = load()
+    Q, K, V = (np.random.default_rng(3).standard_normal((4, 8)) for _ in range(3))
+    call = Call("scaled_dot_product_attention", (Q, K, V))
+    noise = ref.solution(call.func)(Q, K, V)[0] + 0.01
+    assert misconceptions.diagnose(Answers(ref), call, noise, lambda v: v[0], 1e-6, 1e-6) is None
+
+
+def test_every_exercise_is_declared_with_a_visible_and_a_hidden_check():
+    for name in (n for names in ASSIGNMENTS.values() for n in names):
+        specs = exercise(name).specs
+        assert any(s.visible for s in specs) and any(not s.visible for s in specs), name
