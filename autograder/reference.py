@@ -33,9 +33,12 @@ class Reference:
     def solution(self, func: str) -> Callable:
         return self.functions[func]
 
-    def mistakes(self, func: str) -> tuple[tuple[str, Callable], ...]:
-        """(misconception id, function) pairs for ``func``, most specific first."""
-        return self.variants.get(func, ())
+    def mistakes(self, func: str, inherited: bool = True) -> tuple[tuple[str, Callable], ...]:
+        """(misconception id, function) pairs for ``func``, most specific first: the catalogue's
+        entries for ``func``, then (unless ``inherited`` is false) those of functions it calls."""
+        if inherited:
+            return self.variants.get(func, ())
+        return tuple((m.id, self.edited[m.name]) for m in self.catalogue if m.func == func)
 
 
 class Answers:
@@ -49,8 +52,8 @@ class Answers:
     def solution(self, func: str) -> Callable:
         return self.reference.solution(func)
 
-    def mistakes(self, func: str):
-        return self.reference.mistakes(func)
+    def mistakes(self, func: str, inherited: bool = True):
+        return self.reference.mistakes(func, inherited)
 
     def output(self, call):
         """The reference's return value for ``call`` (a checks.Call)."""

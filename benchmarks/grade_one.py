@@ -6,6 +6,7 @@ import sys
 import time
 from pathlib import Path
 
+from autograder.assignments import ASSIGNMENTS
 from autograder.grade import grade, hidden_paths
 from autograder.sandbox import Sandbox
 
@@ -14,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def main(n: int = 10) -> None:
     with Sandbox(hide=hidden_paths(ROOT / "source")) as sandbox:
-        for a in ("ps1", "ps2", "ps3"):
+        for a in ASSIGNMENTS:
             path = ROOT / "source" / a / f"{a}.ipynb"
             grade(path, a, sandbox=sandbox)  # warm-up
             start = time.perf_counter()

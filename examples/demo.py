@@ -1,7 +1,7 @@
 """`make demo`: the instructor's loop on a sample class of 30 students per problem set.
 
 It generates the class in nbgrader's layout (examples/make_class.py: right answers in
-several styles, unfinished work, each catalogued mistake, a hang, a crash, a broken
+several styles, unfinished work, one catalogued mistake of each kind, a hang, a crash, a broken
 notebook), grades each problem set with `autograder grade-batch`, and prints the class
 table and where the results, feedback pages and class reports are.
 """
@@ -11,6 +11,8 @@ from pathlib import Path
 
 from make_class import make_class
 
+from autograder.assignments import ASSIGNMENTS
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "demo-out"
 
@@ -18,7 +20,7 @@ OUT = ROOT / "demo-out"
 def main() -> None:
     roster = make_class(OUT / "class", students=30, seed=0)
     print(f"Sample class: {len(roster)} students in {OUT / 'class' / 'submitted'} (nbgrader's layout)\n")
-    for assignment in ("ps1", "ps2", "ps3"):
+    for assignment in ASSIGNMENTS:
         print(f"$ autograder grade-batch demo-out/class/submitted --assignment {assignment} "
               f"--out demo-out/{assignment} --timeout 3", flush=True)
         subprocess.run([sys.executable, "-m", "autograder.cli", "grade-batch", str(OUT / "class" / "submitted"),

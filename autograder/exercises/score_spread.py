@@ -52,7 +52,9 @@ def _top(d, scaled):
         mistake = None
         if scaled and ref is not None:
             # The draws are free, so compare with each mistake on fresh draws, statistically.
-            for mistake_id, fn in ref.mistakes(F):
+            # Only score_spread's own: a softmax over the wrong axis, say, gives top weights
+            # near 0, as does a function that returns zeros without computing anything.
+            for mistake_id, fn in ref.mistakes(F, inherited=False):
                 if _near(fn(d, 2000, 8, np.random.default_rng(d))[2], got, TOL):
                     mistake = mistake_id
                     break
