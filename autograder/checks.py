@@ -82,8 +82,12 @@ class Check:
 
     @property
     def name(self) -> str:
-        """The test's name in a results file."""
-        return f"{self.exercise}: {self.spec.title}"
+        return test_name(self.exercise, self.spec)
+
+
+def test_name(exercise: str, spec: Spec) -> str:
+    """A check's test name in a results file: unique within an assignment, its exercise first."""
+    return f"{exercise}: {spec.title}"
 
 
 class Fail(Exception):

@@ -39,10 +39,6 @@ class Exercise:
         total = sum(s.points for s in self.specs)
         return int(total) if float(total).is_integer() else total
 
-    def check_name(self, spec: Spec) -> str:
-        """The test's name in a results file: unique within an assignment."""
-        return f"{self.name}: {spec.title}"
-
     def checks(self, rng: np.random.Generator) -> list[Check]:
         """The checks with this student's inputs. The build must bind every declared spec
         once, in order: a check drawn but not declared could not be counted anywhere else."""

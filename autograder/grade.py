@@ -9,7 +9,7 @@ import numpy as np
 
 from . import misconceptions, reference, submission
 from .assignments import exercise, exercises
-from .checks import Call, Check, Verdict, run_judge
+from .checks import Call, Check, Spec, Verdict, run_judge, test_name
 from .names import cap, one_line, raw_bytes
 from .results import Results, TestResult
 from .sandbox import DEFAULT_MEMORY, ExerciseRun, Sandbox
@@ -99,25 +99,27 @@ def _judge_exercise(name: str, checks: list[Check], calls: list[Call], run: Exer
             verdict = Verdict(False, "nothing in the submission could be run (see the problems above).")
         else:
             verdict = Verdict(False, f"running {name} {run.detail or 'failed'}; no result came back.", "crashed")
-        out.append(to_test_result(name, check, verdict))
+        out.append(to_test_result(name, check.spec, verdict))
     return out
 
 
-def to_test_result(exercise: str, check: Check, verdict: Verdict) -> TestResult:
-    tags = [f"exercise:{exercise}"] + ([f"misconception:{verdict.misconception}"] if verdict.misconception else [])
+def to_test_result(exercise_name: str, spec: Spec, verdict: Verdict) -> TestResult:
+    tags = [f"exercise:{exercise_name}"] + ([f"misconception:{verdict.misconception}"] if verdict.misconception else [])
     extra = {}
     if verdict.heatmap is not None:
         expected, got = verdict.heatmap
         extra["heatmap"] = {"expected": np.round(np.asarray(expected, float), 4).tolist(),
                             "got": np.nan_to_num(np.round(np.asarray(got, float), 4), nan=-1.0).tolist()}
     return TestResult(
-        name=check.name, score=check.points if verdict.passed else 0, max_score=check.points,
-        status="passed" if verdict.passed else "failed", output=cap(verdict.message, MAX_TEST_OUTPUT),
-        visibility="visible" if check.visible else "after_due_date", tags=tags, extra_data=extra)
+        name=test_name(exercise_name, spec), score=spec.points if verdict.passed else 0,
+        max_score=spec.points, status="passed" if verdict.passed else "failed",
+        output=cap(verdict.message, MAX_TEST_OUTPUT),
+        visibility="visible" if spec.visible else "after_due_date", tags=tags, extra_data=extra)
 
 
 def ungraded(assignment: str, student: str, reason: str) -> Results:
-    """Every check failed with ``reason``: the record of a submission that could not be graded."""
-    tests = [to_test_result(name, check, Verdict(False, reason))
-             for name, cs in plan(assignment, student).items() for check in cs]
+    """Every check failed with ``reason``: the record of a submission that could not be graded.
+    (The declarations suffice: no inputs are drawn.)"""
+    tests = [to_test_result(name, spec, Verdict(False, reason))
+             for name in exercises(assignment) for spec in exercise(name).specs]
     return Results(score=0, max_score=sum(t.max_score for t in tests), execution_time=0.0, output=reason, tests=tests)
