@@ -107,13 +107,29 @@ def run_judge(check: Check, outcomes: list[dict], ref) -> Verdict:
         with np.errstate(all="ignore"):  # a student's huge or inf values overflow; the judge fails them itself
             verdict = check.judge(outcomes, ref)
     except Fail as f:
-        return f.verdict
+        return named_from_table(check, outcomes, f.verdict) if check.visible else f.verdict
     except Exception as e:
         raise GraderError(f"the judge of check {check.name!r} failed: {type(e).__name__}: "
                           f"{' '.join(str(e).split())[:300]}") from e
     if not isinstance(verdict, Verdict) or not isinstance(verdict.passed, bool):
         # Only an explicit Verdict(True) passes; anything else a judge returns is a judge bug.
         raise GraderError(f"the judge of check {check.name!r} returned {verdict!r} instead of a Verdict")
+    return verdict
+
+
+def named_from_table(check: Check, outcomes: list[dict], verdict: Verdict) -> Verdict:
+    """A failed visible check names the catalogued mistake whose output on one of its
+    (public) inputs is the student's, from the table of worked_examples.py: the notebook
+    has no reference to diagnose with, and the grader says the same words."""
+    from . import worked_examples
+
+    if verdict.misconception is not None:
+        return verdict
+    for call, outcome in zip(check.calls, outcomes):
+        found = "error" not in outcome and worked_examples.name(call, outcome.get("value"))
+        if found:
+            text = misconceptions.explain(found, func=call.func, **misconceptions.context(call))
+            return Verdict(False, f"{text}\n{verdict.message}", found, verdict.heatmap)
     return verdict
 
 
@@ -277,12 +293,14 @@ def describe_difference(got: np.ndarray, expected: np.ndarray, what: str, atol: 
         return f"{what} has shape {got.shape}, expected {expected.shape}."
     g, e = got.astype(np.float64), expected.astype(np.float64)
     bad = ~np.isclose(g, e, atol=atol, rtol=rtol)
-    n_bad = int(bad.sum())
-    with np.errstate(invalid="ignore"):
-        diffs = np.where(bad, np.abs(g - e), 0.0)
-    worst = float(np.nanmax(diffs)) if np.isfinite(diffs).any() else float("nan")
-    lines = [f"{what}: {n_bad} of {e.size} entries differ (largest difference {worst:.3g}; "
-             f"allowed {atol:g} + {rtol:g}·|expected|)."]
+    n_bad, n_nan = int(bad.sum()), int(np.isnan(g).sum())
+    with np.errstate(invalid="ignore", over="ignore"):
+        diffs = np.where(bad & np.isfinite(g), np.abs(g - e), 0.0)
+    # nan differs from everything by no number: count it apart rather than report a 0.
+    largest = f"largest difference {float(np.nanmax(diffs)):.3g}" if (bad & np.isfinite(g)).any() else ""
+    nans = f"{n_nan} of them nan" if n_nan else ""
+    lines = [f"{what}: {n_bad} of {e.size} entries differ ("
+             + "; ".join(x for x in (nans, largest, f"allowed {atol:g} + {rtol:g}·|expected|") if x) + ")."]
     if e.ndim >= 2:
         lead = np.unravel_index(int(np.argmax(bad.reshape(-1))), e.shape)[:-2]
         g2, e2 = g[lead], e[lead]
@@ -349,6 +367,35 @@ def matches_reference(call: Call, pick: Callable[[Any], Any] = lambda v: v, what
         if found:
             text = misconceptions.explain(found, func=call.func, **misconceptions.context(call)) + "\n" + text
         raise Fail(text, found, pic)
+    return judge
+
+
+def matches_worked(call: Call, pick: Callable[[Any], Any] = lambda v: v, what: str = "output",
+                   heatmap: Callable[[Any], Any] | None = None):
+    """A visible judge: the student's output (``pick`` of it) equals the worked example's,
+    the answer on these public inputs that the notebook shows (worked_examples.py). No
+    reference is needed; a failing output is named from the same table (run_judge)."""
+    from . import worked_examples
+
+    def judge(outcomes, ref):
+        value = returned(outcomes[0], call.func)
+        answer = worked_examples.answer(call)
+        if isinstance(answer, tuple) and not (isinstance(value, (tuple, list)) and len(value) == len(answer)):
+            raise Fail(f"{call.func} should return {len(answer)} values, but it returned {describe_value(value)}.")
+        got = as_array(pick(value), call.func, what)
+        expected = np.asarray(pick(answer))
+        atol, rtol = tolerance(got, *[a for a in call.args if isinstance(a, np.ndarray)])
+        pic = (heatmap(expected), heatmap(got)) if heatmap is not None and got.shape == expected.shape else None
+        if is_close(got, expected, atol, rtol):
+            return Verdict(True, f"{call.func}'s {what} on the worked example is right.", heatmap=pic)
+        text = describe_difference(got, expected, f"{call.func}'s {what} on the worked example", atol, rtol)
+        found = worked_examples.name(call, value)
+        if found:  # the table knows this output; the overflow guess below is only a guess
+            raise Fail(misconceptions.explain(found, func=call.func, **misconceptions.context(call)) + "\n" + text,
+                       found, pic)
+        if looks_like_overflow(got, expected):
+            raise Fail(misconceptions.explain("unstable_softmax") + "\n" + text, "unstable_softmax", pic)
+        raise Fail(text, None, pic)
     return judge
 
 

@@ -22,6 +22,14 @@ EXPLANATIONS = {
         "The softmax normalised the wrong axis: your columns sum to 1 instead of your rows. "
         "Each query (a row of the score matrix) shares its attention among the keys, so the "
         "softmax runs over the key axis, the last one (axis=-1)."),
+    "axis_ignored": (
+        "Your softmax ignores its `axis` argument: it always normalises the last axis. Use the "
+        "axis it is given (axis=axis) both where you subtract the maximum and where you sum."),
+    "softmax_global_max": (
+        "One maximum was subtracted for the whole array instead of each row's own. A row whose "
+        "scores are all far below the largest score anywhere then underflows: every exp() is 0 "
+        "and the row becomes 0/0 = nan. Take the maximum along the softmax's axis, with "
+        "keepdims=True, so each row is shifted by its own maximum."),
     "unstable_softmax": (
         "Your result contains nan or inf: exp() of a large score overflows. Subtract each "
         "row's maximum before exponentiating; softmax does not change when every entry of "
@@ -30,6 +38,14 @@ EXPLANATIONS = {
         "The output blends the wrong vectors: the weights were applied to the raw inputs (or "
         "to the keys) instead of to the values V = X W_V. Keys decide *where* to look; values "
         "are *what* gets handed over."),
+    "value_bias_dropped": (
+        "The values lost their bias: V = X W_V + b_V. Unlike b_K, which shifts a whole row of "
+        "scores and cancels in the softmax, b_V is carried into every output row (the weights "
+        "sum to 1, so it adds b_V exactly once)."),
+    "scale_by_d_model": (
+        "The scores were scaled by 1/sqrt(d_model){dmodel_txt} instead of 1/sqrt(d_head){sqrt_txt}: "
+        "each head's queries and keys are d_head wide, and it is their dot products' spread, "
+        "sqrt(d_head), that the scale undoes."),
     "qkv_split_order": (
         "The fused projection was split in the wrong order. W_qkv is [W_Q | W_K | W_V] side "
         "by side, so the first third of the columns of X @ W_qkv are the queries, the second "
@@ -60,6 +76,27 @@ EXPLANATIONS = {
 }
 
 
+# Where one exercise's form of a mistake needs its own words.
+FOR_EXERCISE = {
+    ("weights_transposed", "qk_circuit"): (
+        "Your circuit is the transpose of W_QK: the score of query token i on key token j is "
+        "s_ij = x_i W_Q (x_j W_K)^T = x_i (W_Q W_K^T) x_j^T, so W_QK = W_Q @ W_K.T. Its rows "
+        "belong to the query's features, its columns to the key's; W_K @ W_Q.T swaps who asks "
+        "and who answers."),
+    ("weights_transposed", "ov_circuit"): (
+        "Your circuit is the transpose of W_OV: a token x that is attended to writes "
+        "x W_V W_O into the output, so W_OV = W_V @ W_O, with rows indexed by the attended "
+        "token's features and columns by the output's. Its transpose maps the wrong way round."),
+}
+
+# How an id reads in a summary line; the ids themselves are the contract's.
+LABELS = {"crashed": "raised an error", "not_implemented": "not implemented yet", "timeout": "ran out of time"}
+
+
+def label(mistake: str) -> str:
+    return LABELS.get(mistake, mistake.replace("_", " "))
+
+
 def explain(mistake: str, **ctx) -> str:
     """The explanation of a mistake, with the numbers of this input where they are known."""
     dk = ctx.get("d_k")
@@ -69,8 +106,10 @@ def explain(mistake: str, **ctx) -> str:
         "sqrt_num": f" = {np.sqrt(dk):.3g}" if dk else "",
         "scale_txt": f" by 1/sqrt(d_k) = 1/{np.sqrt(dk):.3g}" if dk else "",
         "limit_txt": f" of {ctx['limit']:g} s" if ctx.get("limit") else "",
+        "dmodel_txt": f" = 1/{np.sqrt(ctx['d_model']):.3g}" if ctx.get("d_model") else "",
+        "sqrt_txt": f" = 1/{np.sqrt(dk):.3g}" if dk else "",
     }
-    return EXPLANATIONS[mistake].format(**fields)
+    return FOR_EXERCISE.get((mistake, ctx.get("func")), EXPLANATIONS[mistake]).format(**fields)
 
 
 def context(call) -> dict:

@@ -16,7 +16,8 @@ The templates are percent-format Python files. Each cell starts with a marker li
                                 student's kernel computes is recorded.
 
 Answers are therefore written once, in solutions/; tests/test_notebooks.py fails when
-source/ differs from what this script builds. Run: python course/build.py [--release]
+source/ differs from what this script builds. It also writes autograder/worked_examples.json,
+what each catalogued mistake returns on the visible checks' public inputs. Run: python course/build.py [--release]
 (--release also regenerates assignments/ with nbgrader generate_assignment).
 """
 from __future__ import annotations
@@ -193,11 +194,40 @@ def release(root: Path = ROOT) -> None:
             )
 
 
+def visible_calls() -> list:
+    """Every visible check's calls, once each. Visible inputs are the same for every student
+    (tests/test_worked_examples.py checks it), so any seed draws them."""
+    import numpy as np
+
+    from autograder.assignments import exercise
+
+    calls = {}
+    for names in ASSIGNMENTS.values():
+        for name in names:
+            for check in exercise(name).checks(np.random.default_rng(0)):
+                if check.visible:
+                    calls.update({id(c): c for c in check.calls})
+    return list(calls.values())
+
+
+def worked_examples_text() -> str:
+    from autograder import reference, worked_examples
+
+    return worked_examples.text(worked_examples.build(reference.load(), visible_calls()))
+
+
+def write_worked_examples() -> Path:
+    from autograder import worked_examples
+
+    worked_examples.TABLE.write_text(worked_examples_text(), encoding="utf-8")
+    return worked_examples.TABLE
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--release", action="store_true", help="also regenerate assignments/")
     args = parser.parse_args(argv)
-    for path in build_sources():
+    for path in [*build_sources(), write_worked_examples()]:
         print(f"wrote {path.relative_to(ROOT)}")
     if args.release:
         release()

@@ -14,6 +14,8 @@ SDPA_CALL = "scaled_dot_product_attention(Q, K, V)"
 
 MISTAKES = (
     # ps1 ---------------------------------------------------------------------------------
+    Mistake("softmax", "axis_ignored", swap("S.max(axis=axis,", "S.max(axis=-1,", "e.sum(axis=axis,", "e.sum(axis=-1,")),
+    Mistake("softmax", "softmax_global_max", swap("S.max(axis=axis, keepdims=True)", "S.max()")),
     Mistake("softmax", "unstable_softmax", swap("e = np.exp(shifted)", "e = np.exp(S)")),
     Mistake("softmax", "softmax_wrong_axis", swap("S.max(axis=axis,", "S.max(axis=0,", "e.sum(axis=axis,", "e.sum(axis=0,")),
     Mistake("raw_self_attention", "softmax_wrong_axis", swap("axis=-1", "axis=0")),
@@ -55,6 +57,7 @@ MISTAKES = (
     Mistake("attention_with_biases", "missing_scale", swap(SDPA_CALL, SDPA_CALL[:-1] + ", scale=1.0)")),
     Mistake("attention_with_biases", "scale_by_dk", swap(SDPA_CALL, SDPA_CALL[:-1] + ", scale=1 / K.shape[-1])")),
     Mistake("attention_with_biases", "values_not_projected", swap(SDPA_CALL, SDPA_CALL.replace("V)", "X)"))),
+    Mistake("attention_with_biases", "value_bias_dropped", swap("X @ W_V + b_V", "X @ W_V")),
     Mistake("attention_with_biases", "weights_transposed",
             swap("X @ W_Q +", "X @ W_Q.T +", "X @ W_K +", "X @ W_K.T +", "X @ W_V +", "X @ W_V.T +")),
 
@@ -63,6 +66,7 @@ MISTAKES = (
             swap("W_Q[n_vocab + 1 :, :-1] = gain * np.eye(T - 1)", "W_Q[n_vocab:, :] = gain * np.eye(T)")),
     Mistake("qk_circuit", "weights_transposed", swap("W_Q @ W_K.T", "W_K @ W_Q.T")),
     Mistake("ov_circuit", "weights_transposed", swap("W_V @ W_O", "W_O.T @ W_V.T")),
+    Mistake("multi_head_attention", "scale_by_d_model", swap("mask=mask", "mask=mask, scale=1 / np.sqrt(X.shape[-1])")),
     Mistake("multi_head_attention", "scale_by_dk", swap("mask=mask", "mask=mask, scale=1 / d_head")),
     Mistake("multi_head_attention", "missing_scale", swap("mask=mask", "mask=mask, scale=1.0")),
     Mistake("multi_head_attention", "missing_mask", swap(", mask=mask", "")),

@@ -112,15 +112,15 @@ def test_not_implemented_names_the_function():
     assert misconceptions.explain("not_implemented", func="ov_circuit").startswith("ov_circuit still raises")
 
 
-@pytest.mark.parametrize(("func", "args", "d_k"), [
-    ("scaled_dot_product_attention", (np.zeros((3, 8)), np.zeros((4, 8)), np.zeros((4, 2))), 8),
-    ("wired_attention", (np.zeros((3, 6)), np.zeros((6, 5)), np.zeros((6, 5))), 5),
-    ("attention_with_biases", (np.zeros((3, 6)), np.zeros((6, 4)), np.zeros((6, 4)), np.zeros((6, 4))), 4),
+@pytest.mark.parametrize(("func", "args", "numbers"), [
+    ("scaled_dot_product_attention", (np.zeros((3, 8)), np.zeros((4, 8)), np.zeros((4, 2))), {"d_k": 8}),
+    ("wired_attention", (np.zeros((3, 6)), np.zeros((6, 5)), np.zeros((6, 5))), {"d_k": 5}),
+    ("attention_with_biases", (np.zeros((3, 6)), np.zeros((6, 4)), np.zeros((6, 4)), np.zeros((6, 4))), {"d_k": 4}),
     ("multi_head_attention", (np.zeros((3, 8)), np.zeros((8, 8)), np.zeros((8, 8)), np.zeros((8, 8)),
-                              np.zeros((8, 8)), 4), 2),
+                              np.zeros((8, 8)), 4), {"d_k": 2, "d_model": 8}),
 ])
-def test_explanations_read_d_k_from_the_exercise_declaration(func, args, d_k):
-    assert misconceptions.context(Call(func, args)) == {"d_k": d_k}
+def test_explanations_read_their_numbers_from_the_exercise_declaration(func, args, numbers):
+    assert misconceptions.context(Call(func, args)) == numbers
 
 
 def test_an_exercise_without_numbers_quotes_none():

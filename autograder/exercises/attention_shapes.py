@@ -1,6 +1,7 @@
 """attention_shapes(B, T_q, T_k, d, d_k, d_v) -> dict of shape tuples; ValueError on bad sizes."""
 from ..checks import Call, Spec, Fail, Verdict, describe_value, each, provided, raised, returned
 from ..exercise import Exercise
+from .. import worked_examples
 from ..misconceptions import explain
 from ..wire import NpInt
 
@@ -40,9 +41,17 @@ def _matches(sizes, example=None):
 
 
 BATCH_SHAPES_EXAMPLE = Spec("the batch-shapes example", 1, visible=True)
+CROSS_ATTENTION_EXAMPLE = Spec("a cross-attention example: 3 queries, 5 keys", 1, visible=True)
 CROSS_ATTENTION_SIZES = Spec("cross-attention sizes", 2)
 ACCEPTS_NUMPY_INTEGERS = Spec("accepts numpy integers", 1)
 REJECTS_SIZES_POSITIVE = Spec("rejects sizes that are not positive integers", 1)
+
+
+def _matches_worked(call):
+    """The shapes of a public example, known from the worked examples' table."""
+    def judge(outcomes, ref):
+        return _matches(call.args, worked_examples.answer(call))(outcomes, ref)
+    return judge
 
 
 def checks(rng):
@@ -50,12 +59,14 @@ def checks(rng):
     B, T_q, T_k, d, d_k, d_v = (int(n) for n in rng.choice(range(2, 30), size=6, replace=False))
     sizes = (B, T_q, T_k, d, d_k, d_v)
     c_vis, c_rand = Call(F, visible), Call(F, sizes)
+    c_cross = Call(F, (2, 3, 5, 16, 8, 4))  # T_q != T_k and d_k != d_v: every size has its own place
     c_np = Call(F, tuple(NpInt(n) for n in sizes))
     bad = [(0, 5, 5, 16, 8, 8), (2, -1, 5, 16, 8, 8), (2, 5, 5, 16, 2.5, 8), (True, 5, 5, 16, 8, 8), (2, 5, "3", 16, 8, 8)]
     c_bad = tuple(Call(F, b) for b in bad)
     why = ["when B is 0", "when T_q is negative", "when d_k is 2.5", "when B is True (a bool is not a size)", "when T_k is the string '3'"]
     return [
         BATCH_SHAPES_EXAMPLE.bind((c_vis,), _matches(visible, EXAMPLE)),
+        CROSS_ATTENTION_EXAMPLE.bind((c_cross,), _matches_worked(c_cross)),
         CROSS_ATTENTION_SIZES.bind((c_rand,), _matches(sizes)),
         ACCEPTS_NUMPY_INTEGERS.bind((c_np,), _matches(sizes)),
         # Raising ValueError for everything rejects bad sizes too: the check counts only
@@ -68,4 +79,4 @@ def checks(rng):
 
 
 EXERCISE = Exercise(F, "ps2", build=checks, specs=(
-    BATCH_SHAPES_EXAMPLE, CROSS_ATTENTION_SIZES, ACCEPTS_NUMPY_INTEGERS, REJECTS_SIZES_POSITIVE))
+    BATCH_SHAPES_EXAMPLE, CROSS_ATTENTION_EXAMPLE, CROSS_ATTENTION_SIZES, ACCEPTS_NUMPY_INTEGERS, REJECTS_SIZES_POSITIVE))

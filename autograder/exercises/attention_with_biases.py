@@ -1,7 +1,7 @@
 """attention_with_biases(X, W_Q, W_K, W_V, b_Q, b_K, b_V): the key bias changes nothing."""
 import numpy as np
 
-from ..checks import (Call, Spec, Fail, Verdict, as_array, diagnose_any, expect_close, matches_reference, output_differs,
+from ..checks import (matches_worked, Call, Spec, Fail, Verdict, as_array, diagnose_any, expect_close, matches_reference, output_differs,
                       returned, leaves_inputs_unchanged, UNCHANGED)
 from ..exercise import Exercise
 from ..misconceptions import context, explain
@@ -83,6 +83,7 @@ def _with_b_k(args, b_K):
 
 
 B_K_MAKES = Spec("b_K makes no difference", 1, visible=True)
+WORKED_EXAMPLE = Spec("a worked example with every bias", 1, visible=True)
 MATCHES_REFERENCE_BATCH = Spec("matches the reference on a batch", 2)
 SQUARE_PROJECTIONS = Spec("square projections", 1)
 B_K_MAKES_NO = Spec("b_K makes no difference on other inputs", 1)
@@ -92,6 +93,11 @@ FLOAT32_INPUT = Spec("float32 input", 1)
 def checks(rng):
     vis, sharp = _sharp_inputs()
     c_vis1, c_vis2 = Call(F, vis), Call(F, _with_b_k(vis, vis[5] + 5.0))
+    # Square projections (d = d_k = d_v = 3), so that transposed weights or raw X as values
+    # give numbers to compare rather than a crash; every bias nonzero.
+    worked = np.random.default_rng(13)
+    c_worked = Call(F, (worked.standard_normal((4, 3)), *(worked.standard_normal((3, 3)) for _ in range(3)),
+                        *(worked.standard_normal(3) for _ in range(3))))
     args = _inputs(rng, (2, 5), 6, 4, 3)
     square = _inputs(rng, (5,), 4, 4, 4)
     c_ref, c_sq = Call(F, args), Call(F, square)
@@ -99,6 +105,7 @@ def checks(rng):
     c_32 = Call(F, _inputs(rng, (5,), 6, 4, 3, np.float32))
     return [
         B_K_MAKES.bind((c_vis1, c_vis2), _bk_free_sharp(c_vis1, sharp)),
+        WORKED_EXAMPLE.bind((c_worked,), matches_worked(c_worked)),
         MATCHES_REFERENCE_BATCH.bind((c_ref,), matches_reference(c_ref)),
         SQUARE_PROJECTIONS.bind((c_sq,), matches_reference(c_sq)),
         B_K_MAKES_NO.bind((c_ref, c_bk), _bk_free(c_ref)),
@@ -113,4 +120,4 @@ def _d_k(call):
 
 
 EXERCISE = Exercise(F, "ps2", build=checks, numbers=_d_k, specs=(
-    B_K_MAKES, MATCHES_REFERENCE_BATCH, SQUARE_PROJECTIONS, B_K_MAKES_NO, FLOAT32_INPUT, UNCHANGED))
+    B_K_MAKES, WORKED_EXAMPLE, MATCHES_REFERENCE_BATCH, SQUARE_PROJECTIONS, B_K_MAKES_NO, FLOAT32_INPUT, UNCHANGED))

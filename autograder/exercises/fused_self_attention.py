@@ -1,7 +1,7 @@
 """fused_self_attention(X, W_qkv, scale): one projection, split [Q | K | V], no mask."""
 import numpy as np
 
-from ..checks import (Call, Spec, Fail, Verdict, as_array, each, expect_close, matches_reference, provided, raised,
+from ..checks import (matches_worked, Call, Spec, Fail, Verdict, as_array, each, expect_close, matches_reference, provided, raised,
                       returned, leaves_inputs_unchanged, UNCHANGED)
 from ..exercise import Exercise
 from ..misconceptions import explain
@@ -69,6 +69,7 @@ def _raises(why):
 
 W_K_0 = Spec("W_K = 0 gives uniform weights", 1, visible=True)
 REJECTS_W_QKV = Spec("rejects a W_qkv that cannot be split in three or does not fit X", 1, visible=True)
+WORKED_EXAMPLE = Spec("a worked example: 4 tokens, h = 2, scale 0.5", 1, visible=True)
 MATCHES_REFERENCE_BATCH = Spec("matches the reference on a batch", 3)
 USES_SCALE_GIVEN = Spec("uses the scale it is given", 1)
 FLOAT32_INPUT = Spec("float32 input", 1)
@@ -83,6 +84,10 @@ def checks(rng):
     c_cols = Call(F, (vis.standard_normal((3, d)), vis.standard_normal((d, 7)), 1.0))
     c_width = Call(F, (vis.standard_normal((3, d + 1)), vis.standard_normal((d, 6)), 1.0))
     c_sharp, sharp = _sharp_inputs()
+    # Generic weights and a scale that is neither 1 nor 1/sqrt(h): a split in another order,
+    # a softmax over the queries, a scale ignored or raw values each give other numbers.
+    worked = np.random.default_rng(12)
+    c_worked = Call(F, (worked.standard_normal((4, 3)), worked.standard_normal((3, 6)), 0.5))
 
     d, h, T = 8, 4, 6
     X, W = rng.standard_normal((2, T, d)), rng.standard_normal((d, 3 * h))
@@ -98,6 +103,7 @@ def checks(rng):
             each(_raises("when W_qkv has 7 columns"), _raises("when X is 5 wide but W_qkv has 4 rows")),
             _sharp(c_sharp, sharp),
             "this check counts once the output for a W_qkv that fits is right too, and it is not:")),
+        WORKED_EXAMPLE.bind((c_worked,), matches_worked(c_worked)),
         MATCHES_REFERENCE_BATCH.bind((c_ref,), matches_reference(c_ref)),
         USES_SCALE_GIVEN.bind((c_scale,), matches_reference(c_scale)),
         FLOAT32_INPUT.bind((c_32,), matches_reference(c_32)),
@@ -106,4 +112,4 @@ def checks(rng):
 
 
 EXERCISE = Exercise(F, "ps2", build=checks, specs=(
-    W_K_0, REJECTS_W_QKV, MATCHES_REFERENCE_BATCH, USES_SCALE_GIVEN, FLOAT32_INPUT, UNCHANGED))
+    W_K_0, REJECTS_W_QKV, WORKED_EXAMPLE, MATCHES_REFERENCE_BATCH, USES_SCALE_GIVEN, FLOAT32_INPUT, UNCHANGED))

@@ -1,7 +1,7 @@
 """multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, causal=False) -> (out, per_head)."""
 import numpy as np
 
-from ..checks import (Call, Spec, Fail, Verdict, as_array, expect_close, first_of, matches_reference, parts, returned,
+from ..checks import (matches_worked, Call, Spec, Fail, Verdict, as_array, expect_close, first_of, matches_reference, parts, returned,
                       leaves_inputs_unchanged, UNCHANGED)
 from ..exercise import Exercise
 
@@ -65,6 +65,7 @@ def _sum_of_heads(call, expected):
 
 
 HEADS_PARTS_ADD = Spec("the heads' parts add up to out", 1, visible=True)
+WORKED_EXAMPLE = Spec("a worked causal example: 2 heads of width 4 in d_model = 8", 1, visible=True)
 MATCHES_REFERENCE = Spec("matches the reference", 2)
 CAUSAL = Spec("causal", 2)
 EACH_HEADS_OWN = Spec("each head's own contribution", 1)
@@ -74,6 +75,9 @@ FLOAT32_INPUT = Spec("float32 input", 1)
 def checks(rng):
     vis, vis_per_head = _sharp_inputs()
     c_vis = Call(F, vis)
+    # d_head = 4, d_model = 8: scaling by 1/sqrt(d_model), by 1/d_head or not at all, the
+    # causal flag ignored or the mask turned round each give other numbers.
+    c_worked = Call(F, _inputs(np.random.default_rng(14), (4,), 8, 2, 4), {"causal": True})
     args = _inputs(rng, (2, 6), 12, 3, 4)
     c_ref = Call(F, args)
     c_causal = Call(F, args, {"causal": True})
@@ -81,6 +85,7 @@ def checks(rng):
     out, per_head = first_of(0), first_of(1)
     return [
         HEADS_PARTS_ADD.bind((c_vis,), _sum_of_heads(c_vis, vis_per_head)),
+        WORKED_EXAMPLE.bind((c_worked,), matches_worked(c_worked, out, "out")),
         MATCHES_REFERENCE.bind((c_ref,), matches_reference(c_ref, out, "out")),
         CAUSAL.bind((c_causal,), matches_reference(c_causal, out, "out")),
         EACH_HEADS_OWN.bind((c_ref,), matches_reference(c_ref, per_head, "per_head")),
@@ -91,8 +96,8 @@ def checks(rng):
 
 def _d_head(call):
     """Each head's d_k, for explanations: W_Q is (d, n_heads * d_head)."""
-    return {"d_k": call.args[1].shape[-1] // int(call.args[5])}
+    return {"d_k": call.args[1].shape[-1] // int(call.args[5]), "d_model": call.args[0].shape[-1]}
 
 
 EXERCISE = Exercise(F, "ps3", build=checks, numbers=_d_head, specs=(
-    HEADS_PARTS_ADD, MATCHES_REFERENCE, CAUSAL, EACH_HEADS_OWN, FLOAT32_INPUT, UNCHANGED))
+    HEADS_PARTS_ADD, WORKED_EXAMPLE, MATCHES_REFERENCE, CAUSAL, EACH_HEADS_OWN, FLOAT32_INPUT, UNCHANGED))

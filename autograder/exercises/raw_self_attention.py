@@ -1,7 +1,7 @@
 """raw_self_attention(X): queries, keys and values are all X; unscaled scores."""
 import numpy as np
 
-from ..checks import (Call, Spec, Fail, Verdict, as_array, expect_close, first_of, matches_reference, parts,
+from ..checks import (matches_worked, Call, Spec, Fail, Verdict, as_array, expect_close, first_of, matches_reference, parts,
                       provided, returned, leaves_inputs_unchanged, UNCHANGED)
 from ..exercise import Exercise
 
@@ -21,6 +21,7 @@ def _river_bank(outcomes, ref):
 
 
 RIVER_BANK_EXAMPLE = Spec("the river-bank example", 2, visible=True)
+LOUD_RIVER_BANK = Spec("the river bank, 30 times louder, stays finite", 1, visible=True)
 WEIGHTS_MATCH_REFERENCE = Spec("weights match the reference", 2)
 OUTPUT_MATCHES_REFERENCE = Spec("output matches the reference", 1)
 FLOAT32_INPUT = Spec("float32 input", 1)
@@ -30,6 +31,7 @@ LARGE_EMBEDDINGS_STAY = Spec("large embeddings stay finite", 1)
 
 def checks(rng):
     c_bank = Call(F, (RIVER_BANK,))
+    c_loud = Call(F, (30 * RIVER_BANK,))  # scores up to 900: exp() overflows without the max shift
     X = rng.standard_normal((6, 5)) * 0.6
     X32 = (rng.standard_normal((5, 8)) * 0.5).astype(np.float32)
     c_x, c_32 = Call(F, (X,)), Call(F, (X32,))
@@ -38,6 +40,7 @@ def checks(rng):
     weights = first_of(1)
     return [
         RIVER_BANK_EXAMPLE.bind((c_bank,), _river_bank),
+        LOUD_RIVER_BANK.bind((c_loud,), matches_worked(c_loud, first_of(1), "weights")),
         WEIGHTS_MATCH_REFERENCE.bind((c_x,), matches_reference(c_x, weights, "weights", heatmap=lambda w: w)),
         OUTPUT_MATCHES_REFERENCE.bind((c_x,), matches_reference(c_x, first_of(0), "out")),
         FLOAT32_INPUT.bind((c_32,), matches_reference(c_32, first_of(0), "out")),
@@ -58,5 +61,5 @@ def checks(rng):
 
 
 EXERCISE = Exercise(F, "ps1", build=checks, specs=(
-    RIVER_BANK_EXAMPLE, WEIGHTS_MATCH_REFERENCE, OUTPUT_MATCHES_REFERENCE, FLOAT32_INPUT, SINGLE_TOKEN,
+    RIVER_BANK_EXAMPLE, LOUD_RIVER_BANK, WEIGHTS_MATCH_REFERENCE, OUTPUT_MATCHES_REFERENCE, FLOAT32_INPUT, SINGLE_TOKEN,
     LARGE_EMBEDDINGS_STAY, UNCHANGED))

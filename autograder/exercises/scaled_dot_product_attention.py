@@ -1,7 +1,7 @@
 """scaled_dot_product_attention(Q, K, V, mask=None, scale=None) -> (out, weights)."""
 import numpy as np
 
-from ..checks import (Call, Spec, Fail, Verdict, as_array, expect_close, first_of, matches_reference, parts,
+from ..checks import (matches_worked, Call, Spec, Fail, Verdict, as_array, expect_close, first_of, matches_reference, parts,
                       returned, leaves_inputs_unchanged, UNCHANGED)
 from ..exercise import Exercise
 from ..misconceptions import explain
@@ -84,6 +84,7 @@ def _shapes(call):
 WARM_JACKET = Spec("warm jacket", 1, visible=True)
 CAUSAL_CAT_SAT = Spec("the causal cat sat", 1, visible=True)
 SHAPES_BATCH_T = Spec("shapes with a batch and T_q != T_k", 1, visible=True)
+LOUD_CAT_SAT = Spec("the cat sat, with scores in the hundreds, stays finite", 1, visible=True)
 WEIGHTS_MATCH_REFERENCE = Spec("weights match the reference", 2)
 OUTPUT_MATCHES_REFERENCE = Spec("output matches the reference", 1)
 CAUSAL_MASK_APPLIED = Spec("the causal mask is applied", 2)
@@ -100,6 +101,7 @@ def checks(rng):
     V3 = np.array([[1.0, 2.0], [2.0, 1.0], [1.0, 0.0]])
     mask3 = np.triu(np.full((3, 3), NEG), k=1)
     c_cat = Call(F, (Q3, K3, V3), {"mask": mask3})
+    c_loud = Call(F, (600 * Q3, K3, V3))  # scores up to 1200 / sqrt(2) = 849: exp() overflows past 709
     vis = np.random.default_rng(7)
     c_shape = Call(F, (vis.standard_normal((2, 3, 4)), vis.standard_normal((2, 5, 4)), vis.standard_normal((2, 5, 6))))
 
@@ -118,6 +120,7 @@ def checks(rng):
         WARM_JACKET.bind((c_warm,), _warm_jacket),
         CAUSAL_CAT_SAT.bind((c_cat,), _cat_sat),
         SHAPES_BATCH_T.bind((c_shape,), _shapes(c_shape)),
+        LOUD_CAT_SAT.bind((c_loud,), matches_worked(c_loud, first_of(1), "weights")),
         WEIGHTS_MATCH_REFERENCE.bind((c_plain,), matches_reference(c_plain, weights, "weights", heat)),
         OUTPUT_MATCHES_REFERENCE.bind((c_plain,), matches_reference(c_plain, out, "out")),
         CAUSAL_MASK_APPLIED.bind((c_masked,), matches_reference(c_masked, weights, "weights", heat)),
@@ -134,5 +137,5 @@ def _d_k(call):
 
 
 EXERCISE = Exercise(F, "ps2", build=checks, numbers=_d_k, specs=(
-    WARM_JACKET, CAUSAL_CAT_SAT, SHAPES_BATCH_T, WEIGHTS_MATCH_REFERENCE, OUTPUT_MATCHES_REFERENCE,
+    WARM_JACKET, CAUSAL_CAT_SAT, SHAPES_BATCH_T, LOUD_CAT_SAT, WEIGHTS_MATCH_REFERENCE, OUTPUT_MATCHES_REFERENCE,
     CAUSAL_MASK_APPLIED, EXPLICIT_SCALE_USED, FLOAT32_CROSS_ATTENTION, LARGE_SCORES_STAY, UNCHANGED))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from ..misconceptions import explain
+from ..misconceptions import explain, label
 from ..names import readable
 from ..results import Results
 
@@ -52,7 +52,7 @@ def feedback_html(student: str, assignment: str, results: Results) -> str:
         mistakes = sorted({t.misconception for t in tests if t.misconception and t.status == "failed"})
         for m in mistakes:
             if m not in ("crashed", "not_implemented", "timeout"):
-                parts.append(f"<p><span class='tag'>{escape(m.replace('_', ' '))}</span> "
+                parts.append(f"<p><span class='tag'>{escape(label(m))}</span> "
                              f"{escape(explain(m, func=exercise))}</p>")
         with_map = [t for t in tests if isinstance(t.extra_data, dict) and t.extra_data.get("heatmap")]
         pictured = next((t for t in with_map if t.status == "failed"), with_map[0] if with_map else None)

@@ -1,0 +1,110 @@
+"""The worked examples: what the answer, and each catalogued mistake, return on the visible
+checks' inputs. With them a visible check can grade a worked example and name the mistake
+in a student's notebook, where no reference exists.
+
+The visible examples are public (the notebooks print them), so their answers and mistaken
+outputs give away nothing the notebook does not: they are computed once from the reference
+and the catalogue (``build``, run by ``course/build.py``) and shipped as data in
+``worked_examples.json``. tests/test_worked_examples.py fails when the file is stale. The
+grader reads the same table for the same checks, so both say the same words.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from . import wire
+from .errors import GraderError
+
+TABLE = Path(__file__).with_name("worked_examples.json")
+
+
+def call_key(call) -> str:
+    """A fingerprint of a call's function and inputs."""
+    return hashlib.sha256(wire.encode([call.func, list(call.args), call.kwargs])).hexdigest()[:24]
+
+
+@lru_cache(maxsize=1)
+def _table() -> tuple[dict, dict]:
+    """(call key -> the answer's value, call key -> [(misconception id, mistaken value)])."""
+    doc = json.loads(TABLE.read_text(encoding="utf-8")) if TABLE.is_file() else {"answers": {}, "mistakes": []}
+    answers = {key: wire.decode(base64.b64decode(v)) for key, v in doc["answers"].items()}
+    mistakes: dict[str, list] = {}
+    for entry in doc["mistakes"]:
+        mistakes.setdefault(entry["call"], []).append((entry["mistake"], wire.decode(base64.b64decode(entry["value"]))))
+    return answers, mistakes
+
+
+def answer(call):
+    """The answer on a visible call: the worked example's expected value."""
+    answers, _ = _table()
+    key = call_key(call)
+    if key not in answers:
+        raise GraderError(f"no worked answer for a visible call of {call.func}: run `make notebooks`")
+    return answers[key]
+
+
+def name(call, value) -> str | None:
+    """The catalogued mistake that returns ``value`` on ``call``, if any."""
+    for mistake, stored in _table()[1].get(call_key(call), ()):
+        if reproduces(value, stored):
+            return mistake
+    return None
+
+
+def reproduces(got, stored) -> bool:
+    """``got`` is ``stored``: same structure and shapes, floats within the dtype tolerance,
+    nan exactly where the stored value has nan (an overflow reproduced)."""
+    from .checks import is_close, tolerance
+
+    if isinstance(stored, np.ndarray):
+        if not (isinstance(got, np.ndarray) and got.dtype.kind == "f" and got.shape == stored.shape):
+            return False
+        nan = np.isnan(stored)
+        if not np.array_equal(np.isnan(got), nan):
+            return False
+        return is_close(np.where(nan, 0.0, got), np.where(nan, 0.0, stored), *tolerance(got, stored))
+    if isinstance(stored, (tuple, list)):
+        return (isinstance(got, (tuple, list)) and len(got) == len(stored)
+                and all(reproduces(g, s) for g, s in zip(got, stored)))
+    if isinstance(stored, dict):
+        return isinstance(got, dict) and set(got) == set(stored) and all(reproduces(got[k], stored[k]) for k in stored)
+    return type(got) is type(stored) and got == stored
+
+
+def build(reference, visible_calls) -> dict:
+    """The table's content: for each visible call, the answer, and each mistake of its
+    function (the catalogue's own, then inherited ones) whose output there differs from it."""
+    from .sandbox import call_one
+
+    def run(fn, call):  # as the grader sees a value: through the wire
+        return wire.decode(wire.encode(call_one(fn, call.func, call.args, call.kwargs)))
+
+    answers, entries = {}, []
+    for call in visible_calls:
+        key = call_key(call)
+        right = run(reference.solution(call.func), call)
+        if "error" in right:
+            continue  # a visible check that wants a ValueError: nothing to store
+        answers[key] = base64.b64encode(wire.encode(right["value"])).decode()
+        for mistake, fn in reference.mistakes(call.func):
+            outcome = run(fn, call)
+            if "error" in outcome or reproduces(outcome.get("value"), right["value"]):
+                continue  # a crash is named as a crash; a mistake invisible here names nothing
+            if any(e["call"] == key and e["mistake"] == mistake and reproduces(outcome["value"], e["stored"])
+                   for e in entries):
+                continue  # the same mistake (another label) giving the same output here
+            entries.append({"exercise": call.func, "call": key, "mistake": mistake, "stored": outcome["value"],
+                            "value": base64.b64encode(wire.encode(outcome["value"])).decode()})
+    for e in entries:
+        del e["stored"]
+    return {"about": "made by course/build.py from solutions/; do not edit", "answers": answers, "mistakes": entries}
+
+
+def text(table: dict) -> str:
+    return json.dumps(table, indent=1, sort_keys=True, allow_nan=True) + "\n"
