@@ -29,7 +29,6 @@ for every partly-right one. Import it as ``from make_class import make_class`` w
 from __future__ import annotations
 
 import argparse
-import ast
 import copy
 import itertools
 import json
