@@ -92,18 +92,31 @@ def build(reference, visible_calls) -> dict:
         if "error" in right:
             continue  # a visible check that wants a ValueError: nothing to store
         answers[key] = base64.b64encode(wire.encode(right["value"])).decode()
+        found: list[tuple[str, object]] = []
         for mistake, fn in reference.mistakes(call.func):
             outcome = run(fn, call)
             if "error" in outcome or reproduces(outcome.get("value"), right["value"]):
                 continue  # a crash is named as a crash; a mistake invisible here names nothing
-            if any(e["call"] == key and e["mistake"] == mistake and reproduces(outcome["value"], e["stored"])
-                   for e in entries):
-                continue  # the same mistake (another label) giving the same output here
-            entries.append({"exercise": call.func, "call": key, "mistake": mistake, "stored": outcome["value"],
-                            "value": base64.b64encode(wire.encode(outcome["value"])).decode()})
+            found.append((mistake, outcome["value"]))
+        for mistake, value in found:
+            # An output that two different mistakes give, or that work without any attention
+            # gives too (all zeros, one number everywhere), cannot say which mistake was made.
+            ambiguous = degenerate(value) or any(other != mistake and reproduces(value, v) for other, v in found)
+            repeated = any(e["call"] == key and e["mistake"] == mistake and reproduces(value, e["stored"])
+                           for e in entries)  # the same mistake (another label) giving the same output here
+            if not (ambiguous or repeated):
+                entries.append({"exercise": call.func, "call": key, "mistake": mistake, "stored": value,
+                                "value": base64.b64encode(wire.encode(value)).decode()})
     for e in entries:
         del e["stored"]
     return {"about": "made by course/build.py from solutions/; do not edit", "answers": answers, "mistakes": entries}
+
+
+def degenerate(value) -> bool:
+    """Arrays that are one number everywhere (zeros, a uniform row), in any part."""
+    parts = value if isinstance(value, (tuple, list)) else [value]
+    return any(isinstance(a, np.ndarray) and a.size > 1 and a.dtype.kind == "f" and np.all(a == a.flat[0])
+               for a in parts)
 
 
 def text(table: dict) -> str:
