@@ -1,4 +1,5 @@
 # expect: full
+# base: reference
 # Pure-Python loops over rows and tokens (math.exp, sums by hand); numpy only to hold arrays.
 
 import math

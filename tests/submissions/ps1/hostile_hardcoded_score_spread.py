@@ -1,33 +1,10 @@
 # expect: partial score_spread
 # expect: others full
+# base: reference
 # Hostile: score_spread returns the notebook's table instead of measuring; it passes the
 # widths in the table and must lose the check at a width and key count the table lacks.
 
 import numpy as np
-
-
-def softmax(S, axis=-1):
-    S = np.asarray(S)
-    shifted = S - S.max(axis=axis, keepdims=True)  # largest entry of each slice becomes 0
-    e = np.exp(shifted)
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-def raw_self_attention(X):
-    scores = X @ X.T  # (T, T), unscaled
-    weights = softmax(scores, axis=-1)
-    out = weights @ X
-    return out, weights
-
-
-def wired_attention(X, W_Q, W_K):
-    Q = X @ W_Q
-    K = X @ W_K
-    scores = Q @ K.T
-    d_k = K.shape[-1]
-    weights = softmax(scores / np.sqrt(d_k), axis=-1)
-    out = weights @ X  # values are the raw embeddings
-    return out, weights, scores
 
 
 def score_spread(d, n_rows, n_keys, rng):

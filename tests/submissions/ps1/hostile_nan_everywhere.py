@@ -2,6 +2,7 @@
 # expect: zero raw_self_attention
 # expect: zero wired_attention
 # expect: zero score_spread
+# base: reference
 # Hostile: every function returns NaN of the contract's shapes, and score_spread three NaNs.
 # NaN compares false with everything, so a judge that fails only when `difference > tol`
 # is true would pass it (three NaNs earned 3/7 on score_spread). No judge may, and NaN

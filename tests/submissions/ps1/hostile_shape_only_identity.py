@@ -2,6 +2,7 @@
 # expect: zero raw_self_attention
 # expect: zero wired_attention
 # expect: zero score_spread
+# base: reference
 # Hostile: identity-ish answers: softmax returns its input, every token attends only to
 # itself (weights = I, out = X), scores are X @ X.T. A single token's output is X itself,
 # right by accident; it must not count.

@@ -2,6 +2,7 @@
 # expect: zero raw_self_attention
 # expect: zero wired_attention
 # expect: zero score_spread
+# base: reference
 # Hostile: zeros of the contract's shapes and dtypes, no attention computed. Leaving its
 # inputs alone earned it a point per exercise; a property counts only for a real output.
 

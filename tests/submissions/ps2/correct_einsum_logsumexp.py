@@ -1,4 +1,5 @@
 # expect: full
+# base: reference
 # einsum with ellipses for every product and a log-sum-exp softmax.
 
 import math

@@ -1,4 +1,5 @@
 # expect: full
+# base: reference
 # Helper functions, a @dataclass, functools.lru_cache, math and statistics, and a lot
 # of printing at module level and in every call.
 

@@ -1,4 +1,5 @@
 # expect: full
+# base: reference
 # causal_mask and the softmax written with Python loops over rows and columns.
 
 import numpy as np

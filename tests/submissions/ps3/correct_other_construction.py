@@ -1,4 +1,5 @@
 # expect: full
+# base: reference
 # previous_token_head built the other way round (the key carries the shift and the gain,
 # 10 * sqrt(T) instead of 12 * sqrt(T)); circuits with einsum; heads vectorised by reshaping.
 

@@ -2,6 +2,7 @@
 # expect: zero qk_circuit
 # expect: zero ov_circuit
 # expect: zero multi_head_attention
+# base: reference
 # Hostile: identity-ish answers: the circuits are identity matrices, the previous-token
 # head is identity projections (each position looks at itself), and every head of
 # multi_head_attention attends only to its own token. The heads' parts add up to out.

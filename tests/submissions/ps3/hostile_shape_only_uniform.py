@@ -2,6 +2,7 @@
 # expect: zero qk_circuit
 # expect: zero ov_circuit
 # expect: zero multi_head_attention
+# base: reference
 # Hostile: uniform weights: every head spreads its attention evenly over the tokens, so
 # each head's part is the mean of its values through its block of W_O, and the parts add
 # up to out. The circuits are constant matrices of the right shape.

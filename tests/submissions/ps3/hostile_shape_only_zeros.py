@@ -2,6 +2,7 @@
 # expect: zero qk_circuit
 # expect: zero ov_circuit
 # expect: zero multi_head_attention
+# base: reference
 # Hostile: zeros of the contract's shapes. A previous-token head at T = 1 grades nothing
 # but shapes, per_head.sum(0) == out holds for zeros, and zeros leave the inputs alone:
 # none of it may earn a point (it earned 3/19).
