@@ -371,13 +371,27 @@ def matches_reference(call: Call, pick: Callable[[Any], Any] = lambda v: v, what
 
 
 def matches_worked(call: Call, pick: Callable[[Any], Any] = lambda v: v, what: str = "output",
-                   heatmap: Callable[[Any], Any] | None = None):
+                   heatmap: Callable[[Any], Any] | None = None, loud: bool = False):
     """A visible judge: the student's output (``pick`` of it) equals the worked example's,
     the answer on these public inputs that the notebook shows (worked_examples.py). No
-    reference is needed; a failing output is named from the same table (run_judge)."""
+    reference is needed; a failing output is named from the same table (run_judge).
+
+    ``loud``: the call's scores are past exp()'s range, and the check holds a second call,
+    an ordinary example of the same function. Non-finite output here beside finite output
+    there is an overflow (a function that is nan everywhere is not named)."""
     from . import worked_examples
 
     def judge(outcomes, ref):
+        if loud:
+            value = returned(outcomes[0], call.func)
+            ordinary = outcomes[1].get("value") if "error" not in outcomes[1] else None
+            got = pick(value) if isinstance(value, (tuple, list, np.ndarray)) else value
+            finite_there = all(isinstance(a, np.ndarray) and a.dtype.kind == "f" and np.isfinite(a).all()
+                               for a in (ordinary if isinstance(ordinary, (tuple, list)) else [ordinary]))
+            if (isinstance(got, np.ndarray) and got.dtype.kind == "f" and not np.isfinite(got).all()
+                    and finite_there):
+                raise Fail(misconceptions.explain("unstable_softmax") + f"\n{call.func} returned nan or inf "
+                           "on scores past 709, and finite values on the ordinary example.", "unstable_softmax")
         value = returned(outcomes[0], call.func)
         answer = worked_examples.answer(call)
         if isinstance(answer, tuple) and not (isinstance(value, (tuple, list)) and len(value) == len(answer)):

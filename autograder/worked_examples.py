@@ -113,10 +113,10 @@ def build(reference, visible_calls) -> dict:
 
 
 def degenerate(value) -> bool:
-    """Arrays that are one number everywhere (zeros, a uniform row), in any part."""
+    """Arrays that are one number everywhere (zeros, a uniform row, nan throughout), in any part."""
     parts = value if isinstance(value, (tuple, list)) else [value]
-    return any(isinstance(a, np.ndarray) and a.size > 1 and a.dtype.kind == "f" and np.all(a == a.flat[0])
-               for a in parts)
+    return any(isinstance(a, np.ndarray) and a.size > 1 and a.dtype.kind == "f"
+               and (np.all(a == a.flat[0]) or np.all(np.isnan(a))) for a in parts)
 
 
 def text(table: dict) -> str:

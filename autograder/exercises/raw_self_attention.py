@@ -42,7 +42,7 @@ def checks(rng):
     weights = first_of(1)
     return [
         RIVER_BANK_EXAMPLE.bind((c_bank,), _river_bank),
-        LOUD_RIVER_BANK.bind((c_loud,), matches_worked(c_loud, first_of(1), "weights")),
+        LOUD_RIVER_BANK.bind((c_loud, c_bank), matches_worked(c_loud, first_of(1), "weights", loud=True)),
         WEIGHTS_MATCH_REFERENCE.bind((c_x,), matches_reference(c_x, weights, "weights", heatmap=lambda w: w)),
         OUTPUT_MATCHES_REFERENCE.bind((c_x,), matches_reference(c_x, first_of(0), "out")),
         FLOAT32_INPUT.bind((c_32,), matches_reference(c_32, first_of(0), "out")),

@@ -123,7 +123,7 @@ def checks(rng):
         WARM_JACKET.bind((c_warm,), _warm_jacket),
         CAUSAL_CAT_SAT.bind((c_cat,), _cat_sat),
         SHAPES_BATCH_T.bind((c_shape,), _shapes(c_shape)),
-        LOUD_CAT_SAT.bind((c_loud,), matches_worked(c_loud, first_of(1), "weights")),
+        LOUD_CAT_SAT.bind((c_loud, c_cat), matches_worked(c_loud, first_of(1), "weights", loud=True)),
         WEIGHTS_MATCH_REFERENCE.bind((c_plain,), matches_reference(c_plain, weights, "weights", heat)),
         OUTPUT_MATCHES_REFERENCE.bind((c_plain,), matches_reference(c_plain, out, "out")),
         CAUSAL_MASK_APPLIED.bind((c_masked,), matches_reference(c_masked, weights, "weights", heat)),
