@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -77,8 +78,9 @@ def _grade(args) -> int:
 
 
 def _grade_batch(args) -> int:
-    from .batch import ClassFolderError, class_summary, run_batch
+    from .batch import ClassFolderError, run_batch
     from .names import one_line, readable
+    from .report.class_report import summary_text
 
     if args.jobs is not None and args.jobs < 1:
         print("autograder: --jobs must be at least 1", file=sys.stderr)
@@ -95,12 +97,12 @@ def _grade_batch(args) -> int:
         from .nbgrader_bridge import write_gradebook
 
         try:
-            write_gradebook(args.gradebook, args.assignment, rows)
+            write_gradebook(args.gradebook, args.assignment, [dataclasses.asdict(r) for r in rows])
         except Exception as e:  # noqa: BLE001 - any database trouble: say so in one line
             print(f"autograder: graded everything, but could not write the gradebook {args.gradebook}: "
                   f"{type(e).__name__}: {' '.join(str(e).split())[:200]}", file=sys.stderr)
             return 1
-    print(class_summary(args.assignment, rows))
+    print(summary_text(result.summary))
     print(f"Graded {len(rows)} submissions in {seconds:.1f} s. Results: {args.out}/<student>.json; "
           f"grades: {args.out}/grades.csv; feedback: {args.out}/feedback/; class report: {args.out}/class.html")
     if not result.failures:
