@@ -31,11 +31,13 @@ from pathlib import Path
 
 from .assignments import exercise_points, exercises
 from .errors import GraderError
+from .grade import DEFAULT_TIMEOUT
 from .names import file_stem, one_line
 from .report.class_report import class_html
 from .report.feedback import feedback_html
 from .report.table import grades_csv
 from .results import Results, from_json, write_atomic
+from .sandbox.confine import PR_SET_PDEATHSIG
 
 SUFFIXES = (".py", ".ipynb")
 # What the grader of an earlier version wrote as a student's 0 when it failed itself: such a
@@ -196,8 +198,7 @@ _hide: list[str] = []
 
 def _start_worker(hide: list[str]) -> None:
     global _hide
-    PR_SET_PDEATHSIG = 1  # a worker dies with the batch, even when the batch is SIGKILLed
-    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a worker dies with the batch, even when SIGKILLed
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the batch's to handle
     _hide = hide
     try:
@@ -287,7 +288,7 @@ def _finished(out: Path, student: str) -> Results | None:
 
 
 def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None,
-              timeout: float = 10.0, progress: bool | None = None) -> BatchResult:
+              timeout: float = DEFAULT_TIMEOUT, progress: bool | None = None) -> BatchResult:
     """Grade every submission under ``root`` into ``out``. Raises ClassFolderError (before
     writing anything) when there is nothing to grade; the grader's failures on single
     students are in the result, not raised."""
@@ -345,7 +346,7 @@ def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None
 
 
 def grade_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None,
-                timeout: float = 10.0, progress: bool | None = None) -> list[StudentRow]:
+                timeout: float = DEFAULT_TIMEOUT, progress: bool | None = None) -> list[StudentRow]:
     """run_batch for callers that want the rows: one summary per student, sorted. Raises
     BatchIncomplete (after writing every file it could) when the grader failed on anyone."""
     result = run_batch(root, assignment, out, jobs=jobs, timeout=timeout, progress=progress)

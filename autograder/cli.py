@@ -19,13 +19,15 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("submission", type=Path)
     g.add_argument("--assignment", required=True, help=f"one of {', '.join(ASSIGNMENTS)}")
     g.add_argument("--results", type=Path, help="write results.json here (default: standard output)")
-    g.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT, help="seconds per exercise (default 10)")
+    g.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT,
+                   help=f"seconds per exercise (default {DEFAULT_TIMEOUT:g})")
     b = sub.add_parser("grade-batch", help="grade every submission under a folder")
     b.add_argument("dir", type=Path, help="nbgrader's submitted/ (or the course folder), or a folder of <student>.py|.ipynb")
     b.add_argument("--assignment", required=True, help=f"one of {', '.join(ASSIGNMENTS)}")
     b.add_argument("--out", required=True, type=Path, help="where results, grades.csv and feedback/ go")
     b.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per core)")
-    b.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT, help="seconds per exercise (default 10)")
+    b.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT,
+                   help=f"seconds per exercise (default {DEFAULT_TIMEOUT:g})")
     b.add_argument("--gradebook", metavar="URL", help="also write the scores into this nbgrader gradebook")
     args = parser.parse_args(argv)
     if args.assignment not in ASSIGNMENTS:
