@@ -12,6 +12,9 @@ their results file. A failure of the *grader* (the sandbox cannot start or break
 protocol, a judge has a bug, a worker dies) is never written as a grade: the student gets
 no results file, is listed in ``BatchResult.failures`` for the operator, and a re-run
 grades them again.
+
+What the reports read is typed here, where it is made: a ``StudentRow`` per graded student
+(grades.csv, class.html) and a ``BatchSummary`` of the class (class.html, the printed summary).
 """
 from __future__ import annotations
 
@@ -23,16 +26,18 @@ import sys
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .assignments import exercise_points, exercises
 from .errors import GraderError
+from .grade import DEFAULT_TIMEOUT
 from .names import file_stem, one_line
-from .report.class_report import class_html, summary_text
+from .report.class_report import class_html
 from .report.feedback import feedback_html
 from .report.table import grades_csv
 from .results import Results, from_json, write_atomic
+from .sandbox.confine import PR_SET_PDEATHSIG
 
 SUFFIXES = (".py", ".ipynb")
 # What the grader of an earlier version wrote as a student's 0 when it failed itself: such a
@@ -55,17 +60,53 @@ class Failure:
 
 
 @dataclass(frozen=True)
+class StudentRow:
+    """One graded student, as the reports read it: a row of grades.csv, counted in class.html."""
+    student: str
+    score: float
+    max_score: float
+    exercises: dict[str, float]  # exercise -> points earned (an exercise not in it scored 0)
+    misconceptions: tuple[str, ...] = ()  # the catalogued mistakes its tests were tagged with, sorted
+
+    def __getitem__(self, key: str):
+        """``row["score"]``, as rows were read when they were dicts; new code reads attributes."""
+        if key not in self.__dataclass_fields__:
+            raise KeyError(key)
+        return getattr(self, key)
+
+
+@dataclass(frozen=True)
+class ExerciseTally:
+    """How many students got an exercise's full points, part of them, none."""
+    full: int
+    partial: int
+    zero: int
+
+
+@dataclass(frozen=True)
+class BatchSummary:
+    """The class at a glance: what class.html shows and the command prints."""
+    assignment: str
+    students: int  # graded ones
+    mean: float  # their mean score (0 when there are none)
+    max_score: float  # the assignment's points
+    exercises: dict[str, ExerciseTally]  # in the assignment's order
+    mistakes: dict[str, list[str]]  # catalogued mistake -> the students who made it; most common first
+
+
+@dataclass(frozen=True)
 class Outcome:
     """One student's grading, as a worker hands it back: a summary row, or the grader's failure."""
     student: str
-    row: dict | None = None
+    row: StudentRow | None = None
     failure: str | None = None
 
 
 @dataclass
 class BatchResult:
-    rows: list[dict] = field(default_factory=list)  # one summary per graded student, sorted
-    failures: list[Failure] = field(default_factory=list)  # not graded; a re-run grades them
+    rows: list[StudentRow]  # one per graded student, sorted
+    failures: list[Failure]  # not graded; a re-run grades them
+    summary: BatchSummary  # of ``rows``
 
 
 class ClassFolderError(ValueError):
@@ -157,8 +198,7 @@ _hide: list[str] = []
 
 def _start_worker(hide: list[str]) -> None:
     global _hide
-    PR_SET_PDEATHSIG = 1  # a worker dies with the batch, even when the batch is SIGKILLed
-    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a worker dies with the batch, even when SIGKILLed
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the batch's to handle
     _hide = hide
     try:
@@ -212,10 +252,27 @@ def _write_student(out: Path, student: str, assignment: str, results: Results) -
     write_atomic(results_path(out, student), results.to_json() + "\n")
 
 
-def summarize(student: str, results: Results) -> dict:
-    return {"student": student, "score": results.score, "max_score": results.max_score,
-            "exercises": results.exercise_scores(),
-            "misconceptions": sorted({t.misconception for t in results.tests if t.misconception})}
+def summarize(student: str, results: Results) -> StudentRow:
+    return StudentRow(student, results.score, results.max_score, results.exercise_scores(),
+                      tuple(sorted({t.misconception for t in results.tests if t.misconception})))
+
+
+def summarize_class(assignment: str, rows: list[StudentRow]) -> BatchSummary:
+    """The class in numbers; ``rows`` in the order their students are listed (sorted)."""
+    names = exercises(assignment)
+    points = {e: exercise_points(e) for e in names}
+    tallies = {}
+    for e in names:
+        got = [r.exercises.get(e, 0) for r in rows]
+        tallies[e] = ExerciseTally(sum(g == points[e] for g in got), sum(0 < g < points[e] for g in got),
+                                   sum(g == 0 for g in got))
+    mistakes: dict[str, list[str]] = {}
+    for row in rows:
+        for m in row.misconceptions:
+            mistakes.setdefault(m, []).append(row.student)
+    mistakes = dict(sorted(mistakes.items(), key=lambda kv: (-len(kv[1]), kv[0])))
+    mean = sum(r.score for r in rows) / len(rows) if rows else 0.0
+    return BatchSummary(assignment, len(rows), mean, sum(points.values()), tallies, mistakes)
 
 
 # ---------------------------------------------------------------- the batch
@@ -231,7 +288,7 @@ def _finished(out: Path, student: str) -> Results | None:
 
 
 def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None,
-              timeout: float = 10.0, progress: bool | None = None) -> BatchResult:
+              timeout: float = DEFAULT_TIMEOUT, progress: bool | None = None) -> BatchResult:
     """Grade every submission under ``root`` into ``out``. Raises ClassFolderError (before
     writing anything) when there is nothing to grade; the grader's failures on single
     students are in the result, not raised."""
@@ -248,14 +305,16 @@ def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None
     (out / "feedback").mkdir(parents=True, exist_ok=True)
     for stale in [*out.glob(".*.tmp"), *(out / "feedback").glob(".*.tmp")]:
         stale.unlink()  # a write the last, killed, run did not finish
-    result, todo = BatchResult(), []
+    rows: list[StudentRow] = []
+    failures: list[Failure] = []
+    todo: list[Entry] = []
     for e in entries:
         done = _finished(out, e.student)
         if done is None:
             todo.append(e)
         else:
-            result.rows.append(summarize(e.student, done))
-    bar = Progress(len(entries), len(result.rows),
+            rows.append(summarize(e.student, done))
+    bar = Progress(len(entries), len(rows),
                    enabled=sys.stderr.isatty() if progress is None else progress)
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
     hide = hidden_paths(root, out)
@@ -269,36 +328,31 @@ def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None
                 except Exception as e:  # noqa: BLE001 - a worker died (BrokenProcessPool): the grader's failure
                     outcome = Outcome(futures[future].student, failure=f"a grading worker died ({failure_text(e)})")
                 if outcome.row is not None:
-                    result.rows.append(outcome.row)
+                    rows.append(outcome.row)
                 else:
-                    result.failures.append(Failure(outcome.student, outcome.failure or "unknown failure"))
+                    failures.append(Failure(outcome.student, outcome.failure or "unknown failure"))
                 bar.step()
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: stop now; a re-run resumes
             raise
         pool.shutdown()
     bar.close()
-    result.rows.sort(key=lambda r: r["student"])
-    result.failures.sort(key=lambda f: f.student)
-    points = {e: exercise_points(e) for e in names}
-    write_atomic(out / "grades.csv", grades_csv(result.rows, names, [f.student for f in result.failures]))
-    write_atomic(out / "class.html", class_html(assignment, result.rows, names, points))
-    return result
+    rows.sort(key=lambda r: r.student)
+    failures.sort(key=lambda f: f.student)
+    summary = summarize_class(assignment, rows)
+    write_atomic(out / "grades.csv", grades_csv(rows, names, [f.student for f in failures]))
+    write_atomic(out / "class.html", class_html(summary))
+    return BatchResult(rows, failures, summary)
 
 
 def grade_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None,
-                timeout: float = 10.0, progress: bool | None = None) -> list[dict]:
+                timeout: float = DEFAULT_TIMEOUT, progress: bool | None = None) -> list[StudentRow]:
     """run_batch for callers that want the rows: one summary per student, sorted. Raises
     BatchIncomplete (after writing every file it could) when the grader failed on anyone."""
     result = run_batch(root, assignment, out, jobs=jobs, timeout=timeout, progress=progress)
     if result.failures:
         raise BatchIncomplete(result.failures)
     return result.rows
-
-
-def class_summary(assignment: str, rows: list[dict]) -> str:
-    names = exercises(assignment)
-    return summary_text(assignment, rows, names, {e: exercise_points(e) for e in names})
 
 
 class Progress:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -18,13 +19,15 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("submission", type=Path)
     g.add_argument("--assignment", required=True, help=f"one of {', '.join(ASSIGNMENTS)}")
     g.add_argument("--results", type=Path, help="write results.json here (default: standard output)")
-    g.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT, help="seconds per exercise (default 10)")
+    g.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT,
+                   help=f"seconds per exercise (default {DEFAULT_TIMEOUT:g})")
     b = sub.add_parser("grade-batch", help="grade every submission under a folder")
     b.add_argument("dir", type=Path, help="nbgrader's submitted/ (or the course folder), or a folder of <student>.py|.ipynb")
     b.add_argument("--assignment", required=True, help=f"one of {', '.join(ASSIGNMENTS)}")
     b.add_argument("--out", required=True, type=Path, help="where results, grades.csv and feedback/ go")
     b.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per core)")
-    b.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT, help="seconds per exercise (default 10)")
+    b.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT,
+                   help=f"seconds per exercise (default {DEFAULT_TIMEOUT:g})")
     b.add_argument("--gradebook", metavar="URL", help="also write the scores into this nbgrader gradebook")
     args = parser.parse_args(argv)
     if args.assignment not in ASSIGNMENTS:
@@ -77,8 +80,9 @@ def _grade(args) -> int:
 
 
 def _grade_batch(args) -> int:
-    from .batch import ClassFolderError, class_summary, run_batch
+    from .batch import ClassFolderError, run_batch
     from .names import one_line, readable
+    from .report.class_report import summary_text
 
     if args.jobs is not None and args.jobs < 1:
         print("autograder: --jobs must be at least 1", file=sys.stderr)
@@ -95,12 +99,12 @@ def _grade_batch(args) -> int:
         from .nbgrader_bridge import write_gradebook
 
         try:
-            write_gradebook(args.gradebook, args.assignment, rows)
+            write_gradebook(args.gradebook, args.assignment, [dataclasses.asdict(r) for r in rows])
         except Exception as e:  # noqa: BLE001 - any database trouble: say so in one line
             print(f"autograder: graded everything, but could not write the gradebook {args.gradebook}: "
                   f"{type(e).__name__}: {' '.join(str(e).split())[:200]}", file=sys.stderr)
             return 1
-    print(class_summary(args.assignment, rows))
+    print(summary_text(result.summary))
     print(f"Graded {len(rows)} submissions in {seconds:.1f} s. Results: {args.out}/<student>.json; "
           f"grades: {args.out}/grades.csv; feedback: {args.out}/feedback/; class report: {args.out}/class.html")
     if not result.failures:

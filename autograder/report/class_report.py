@@ -1,43 +1,28 @@
 """The instructor's view of a whole class: how each exercise went and which catalogued
-mistakes how many students made, as charts (class.html) and as a few printed lines."""
+mistakes how many students made, as charts (class.html) and as a few printed lines. Both
+are drawn from a ``batch.BatchSummary``, the class already counted."""
 from __future__ import annotations
 
 from html import escape
+from typing import TYPE_CHECKING
 
 from ..misconceptions import explain
 from .feedback import STYLE
 
+if TYPE_CHECKING:
+    from ..batch import BatchSummary
+
 ABOUT_CODE = ("not_implemented", "timeout", "crashed")  # outcomes, not misunderstandings
 
 
-def mistake_counts(rows: list[dict]) -> dict[str, list[str]]:
-    """misconception id -> the students who made it, most common first."""
-    counts: dict[str, list[str]] = {}
-    for row in rows:
-        for m in row["misconceptions"]:
-            counts.setdefault(m, []).append(row["student"])
-    return dict(sorted(counts.items(), key=lambda kv: (-len(kv[1]), kv[0])))
-
-
-def exercise_outcomes(rows: list[dict], exercises: tuple[str, ...], points: dict[str, float]) -> dict[str, tuple]:
-    """exercise -> (students with full marks, with some, with none)."""
-    out = {}
-    for e in exercises:
-        got = [r["exercises"].get(e, 0) for r in rows]
-        out[e] = (sum(g == points[e] for g in got), sum(0 < g < points[e] for g in got), sum(g == 0 for g in got))
-    return out
-
-
-def summary_text(assignment: str, rows: list[dict], exercises, points) -> str:
-    n = len(rows)
+def summary_text(summary: BatchSummary) -> str:
+    n = summary.students
     if not n:
-        return f"{assignment}: no submissions."
-    total = sum(points.values())
-    mean = sum(r["score"] for r in rows) / n
-    lines = [f"{assignment}: {n} students, mean {mean:.1f} / {total:g}"]
-    for e, (full, some, none) in exercise_outcomes(rows, exercises, points).items():
-        lines.append(f"  {e:<30} full {full:>3}  partial {some:>3}  zero {none:>3}")
-    mistakes = {m: s for m, s in mistake_counts(rows).items() if m not in ABOUT_CODE}
+        return f"{summary.assignment}: no submissions."
+    lines = [f"{summary.assignment}: {n} students, mean {summary.mean:.1f} / {summary.max_score:g}"]
+    for e, t in summary.exercises.items():
+        lines.append(f"  {e:<30} full {t.full:>3}  partial {t.partial:>3}  zero {t.zero:>3}")
+    mistakes = {m: s for m, s in summary.mistakes.items() if m not in ABOUT_CODE}
     if mistakes:
         lines.append("Most common mistakes:")
         for m, students in list(mistakes.items())[:5]:
@@ -75,30 +60,31 @@ def bar_chart_svg(title: str, labels: list[str], series: list[tuple[str, str, li
     return "".join(out)
 
 
-def _charts(rows, exercises, points) -> tuple[str, str]:
-    outcomes = exercise_outcomes(rows, exercises, points)
-    scores = bar_chart_svg("How each exercise went", list(exercises), [
-        ("full marks", "#2e7d32", [outcomes[e][0] for e in exercises]),
-        ("partial", "#f9a825", [outcomes[e][1] for e in exercises]),
-        ("zero", "#c62828", [outcomes[e][2] for e in exercises])], len(rows))
-    counts = mistake_counts(rows)
+def _charts(summary: BatchSummary) -> tuple[str, str]:
+    tallies = summary.exercises
+    scores = bar_chart_svg("How each exercise went", list(tallies), [
+        ("full marks", "#2e7d32", [t.full for t in tallies.values()]),
+        ("partial", "#f9a825", [t.partial for t in tallies.values()]),
+        ("zero", "#c62828", [t.zero for t in tallies.values()])], summary.students)
+    counts = summary.mistakes
     names = list(counts)
     mistakes = bar_chart_svg("Catalogued mistakes (grey: unfinished, hung or crashed code)", names, [
         ("misunderstanding", "#5c6bc0", [len(counts[m]) if m not in ABOUT_CODE else 0 for m in names]),
         ("unfinished, hung, crashed", "#9e9e9e", [len(counts[m]) if m in ABOUT_CODE else 0 for m in names])],
-        len(rows))
+        summary.students)
     return scores, mistakes
 
 
-def class_html(assignment: str, rows: list[dict], exercises: tuple[str, ...], points: dict[str, float]) -> str:
-    scores_svg, mistakes_svg = _charts(rows, exercises, points)
-    n = max(len(rows), 1)
+def class_html(summary: BatchSummary) -> str:
+    scores_svg, mistakes_svg = _charts(summary)
+    assignment = summary.assignment
+    n = max(summary.students, 1)
     parts = [f"<!doctype html><meta charset='utf-8'><title>{escape(assignment)}: class report</title>",
-             f"<style>{STYLE}</style>", f"<h1>{escape(assignment)}: class report ({len(rows)} students)</h1>",
-             f"<pre>{escape(summary_text(assignment, rows, exercises, points))}</pre>",
+             f"<style>{STYLE}</style>", f"<h1>{escape(assignment)}: class report ({summary.students} students)</h1>",
+             f"<pre>{escape(summary_text(summary))}</pre>",
              f"<p>{scores_svg}</p>", f"<p>{mistakes_svg}</p>", "<h2>What the mistakes mean</h2><table>",
              "<tr><th>mistake</th><th>students</th><th>what it means</th></tr>"]
-    for m, students in mistake_counts(rows).items():
+    for m, students in summary.mistakes.items():
         parts.append(f"<tr><td>{escape(m)}</td><td>{len(students)} ({100 * len(students) / n:.0f}%)</td>"
                      f"<td>{escape(explain(m, func='the function'))}</td></tr>")
     parts.append("</table>")

@@ -3,29 +3,40 @@
 The file is opened in spreadsheets, so no cell may start a formula: a text cell that
 starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'``
 (OWASP's rule for CSV injection); numbers, negative ones included, stay numbers. Student
-names are written readable and on one line (``\\n``, ``\\xe9`` escapes; see names.py).
-A student the grader failed on has a row with empty score cells: not graded is not 0.
+names are written readable and on one line: unprintable characters and bytes that are not
+UTF-8 escaped (``\\n``, ``\\xe9``), backslashes doubled; see names.py. A student the grader
+failed on has a row with empty score cells: not graded is not 0.
 """
 from __future__ import annotations
 
 import csv
 import io
 import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from ..names import readable
+
+if TYPE_CHECKING:
+    from ..batch import StudentRow
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\Z")
 
 
-def grades_csv(rows: list[dict], exercises: tuple[str, ...], failed: list[str] = ()) -> str:
-    """``rows``: dicts with student, score, max_score and one key per exercise; ``failed``:
-    students with no grade because the grader failed (their score cells stay empty)."""
+def grades_csv(rows: Iterable[StudentRow], exercises: Sequence[str], failed: Iterable[str] = ()) -> str:
+    """The table: a header (student, score, max_score, then ``exercises`` in their order),
+    then one line per student, sorted by name. ``rows``: the graded students, each with its
+    points per exercise (0 where it has none); ``failed``: students with no grade because
+    the grader failed (their score cells stay empty)."""
+    from ..batch import StudentRow
+
+    rows = [row if isinstance(row, StudentRow) else StudentRow(**row) for row in rows]  # a dict as rows were
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow([neutralise(c) for c in ["student", "score", "max_score", *exercises]])
-    lines = [(row["student"], [_num(row["score"]), _num(row["max_score"]),
-                               *(_num(row["exercises"].get(e, 0)) for e in exercises)]) for row in rows]
+    lines = [(row.student, [_num(row.score), _num(row.max_score),
+                            *(_num(row.exercises.get(e, 0)) for e in exercises)]) for row in rows]
     lines += [(student, [""] * (2 + len(exercises))) for student in failed]
     for student, cells in sorted(lines, key=lambda line: line[0]):
         writer.writerow([neutralise(readable(student)), *cells])

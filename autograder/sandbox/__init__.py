@@ -2,7 +2,7 @@
 
     protocol.py  the frames on the pipes, and a reader that validates them
     limits.py    what one submission may use (``Limits``)
-    confine.py   the kernel's confinement primitives and the isolation levels
+    confine.py   the kernel's confinement primitives (the zygote picks the isolation level)
     zygote.py    the pristine process that forks confined children and ends them
     child.py     the only code that runs beside student code
     handle.py    the grader's ``Sandbox``: the job's state machine, deadlines, output

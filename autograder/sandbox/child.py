@@ -25,7 +25,7 @@ JOB_LIMIT = 1 << 32  # the grader's own job frame: inputs can be large, and it i
 class Spec:
     """What the zygote hands a child at fork: where and how to confine itself. No job data."""
     level: str  # "full", "uid" or "none"
-    namespaces: bool  # its own pid, mount, network and IPC namespaces (full, or none in a user namespace)
+    namespaces: bool  # its own pid, mount and IPC namespaces (full, or none in a user namespace)
     uid: int  # its own uid (full and uid levels)
     workdir: str  # its folder; with namespaces, where it mounts its own tmpfs
     job_fd: int

@@ -1,17 +1,28 @@
-"""The kernel's confinement primitives, one function each, called through libc.
+"""The kernel's confinement primitives, called through libc where Python has no binding.
 
-Which of them a machine allows decides the isolation level (see ``probe``):
+The zygote (zygote.py) decides the isolation level by what these succeed in, once, when it
+starts (``Zygote.confine``):
 
-- ``full``: root with CAP_SYS_ADMIN. The zygote builds an allow-list root (``allow_list_root``)
-  and pivots into it; each child gets new pid, mount, network and IPC namespaces, its own
-  tmpfs as its folder, and a cgroup when the grader can create one.
+- ``full``: root with CAP_SYS_ADMIN. The zygote builds an allow-list root (``allow_list_root``),
+  pivots into it, and enters a network namespace with no network, which all its children
+  share; each child gets new pid, mount and IPC namespaces (``child_namespaces``), its own
+  tmpfs as its folder, a uid of its own, and a cgroup (``Cgroups``) where the zygote can
+  create one.
 - ``uid``: root without CAP_SYS_ADMIN (Docker's default capabilities, as on Gradescope).
-  Each child gets a uid of its own; what it wrote outside its folder is removed after it.
-- ``none``: not root. The child runs as the grader's user.
+  Each child gets a uid of its own; the grader watches that uid's memory and CPU
+  (``uid_usage``), and after the child every process of the uid is killed (``sweep_uid``)
+  and what it left in its folder, the shared writable folders (``remove_owned``) and SysV
+  IPC (``remove_ipc``) is removed.
+- ``none``: not root. The child runs as the grader's user; where the kernel allows
+  unprivileged user namespaces, the zygote becomes root of one and builds the same
+  namespaces and allow-list root as the full level, and each child gives up every
+  capability (``drop_capabilities``).
 
-At every level, where the kernel has them, Landlock limits the child to the same allow-list
-(read-only Python, ``/dev/null``, ``/dev/urandom``, its own folder), scopes its signals and
-abstract sockets to itself, and a seccomp filter refuses sockets and new namespaces.
+At every level each child has rlimits (``set_limits``), and, where the kernel has them,
+Landlock (``landlock``) limits it to the same allow-list (read-only Python and system
+libraries, ``/dev/null``, ``/dev/urandom``, its own folder), denies TCP and scopes its
+signals and abstract sockets to itself, and a seccomp filter (``seccomp``) refuses sockets,
+new namespaces, tracing and the kernel's other side doors.
 """
 from __future__ import annotations
 
@@ -25,6 +36,7 @@ import site
 import stat
 import struct
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -101,7 +113,10 @@ def python_paths(exclude: list[str]) -> list[str]:
 
 SYSTEM = ("/usr", "/lib", "/lib64", "/lib32", "/libx32")  # the C libraries extension modules load
 FILES = ("/etc/ld.so.cache",)  # how the dynamic loader finds them
-DEVICES = ("/dev/null", "/dev/urandom")
+# Landlock's file access rights (linux/landlock.h) that the allow-list grants
+_EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR, _TRUNCATE = 1, 1 << 1, 1 << 2, 1 << 3, 1 << 14
+DEVICE_RIGHTS = {"/dev/null": _READ_FILE | _WRITE_FILE, "/dev/urandom": _READ_FILE}  # the devices a child may use
+DEVICES = tuple(DEVICE_RIGHTS)
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -124,8 +139,8 @@ def read_only_paths(exclude: list[str]) -> list[str]:
 
 def allow_list_root(exclude: list[str], folder: str) -> None:
     """In a new mount namespace, make ``/`` a read-only tmpfs holding only the allow-list:
-    the Python installation and system libraries (read-only, no setuid), ``/dev/null``,
-    ``/dev/urandom`` and an empty ``folder`` where each child mounts its own."""
+    the Python installation and system libraries (read-only, no setuid), the dynamic
+    loader's cache, ``DEVICES`` and an empty ``folder`` where each child mounts its own."""
     unshare(CLONE_NEWNS)
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     sources = {p: os.open(p, os.O_PATH | os.O_CLOEXEC) for p in (*read_only_paths(exclude), *FILES, *DEVICES)
@@ -181,10 +196,11 @@ def child_namespaces(uid: int, disk: int, folder: str) -> str:
     return folder
 
 
-# ---------------------------------------------------------------- every level: rlimits and uid
+# ---------------------------------------------------------------- rlimits and uids; the uid level's watch and sweep
 
 def drop_capabilities() -> None:
-    """Give up every capability for good: the bounding set, then the three sets."""
+    """Give up every capability for good: the ambient set, the bounding set, then the
+    effective, permitted and inheritable sets."""
     PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
     libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
     for cap in range(64):
@@ -226,19 +242,44 @@ def sweep_uid(uid: int) -> None:
         os.setresuid(0, 0, 0)
 
 
-def uid_usage(uid: int) -> tuple[int, float]:
-    """Resident bytes and CPU seconds of every process whose real uid is ``uid``, plus the
-    SysV shared memory it owns (which no process's resident size shows once detached)."""
-    needle = f"\nUid:\t{uid}\t".encode()
-    page, tick = os.sysconf("SC_PAGE_SIZE"), os.sysconf("SC_CLK_TCK")
-    rss, cpu = 0, 0.0
+def _processes_of(uid: int) -> Iterator[str]:
+    """The /proc entries (pids, as text) of every process, zombies included, whose real uid
+    is ``uid``; a process that ends while being read is left out."""
+    needle = f"\nUid:\t{uid}\t".encode()  # the first of the four uids is the real one
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/status", "rb") as f:
-                if needle not in f.read():
-                    continue
+                found = needle in f.read()
+        except OSError:
+            continue
+        if found:
+            yield entry
+
+
+_IPC_OWNER = {"shm": 7, "sem": 4, "msg": 7}  # the owner's uid: its column in /proc/sysvipc/<kind>
+_SHM_RSS = 14  # a shared memory segment's resident bytes: its column in /proc/sysvipc/shm
+
+
+def _ipc_of(uid: int, kind: str) -> list[list[str]]:
+    """The rows of /proc/sysvipc/``kind`` (shm, sem or msg) that ``uid`` owns, as fields;
+    the id is field 1."""
+    column = _IPC_OWNER[kind]
+    try:
+        lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
+    except OSError:
+        return []
+    return [f for f in map(str.split, lines) if len(f) > column and f[column] == str(uid)]
+
+
+def uid_usage(uid: int) -> tuple[int, float]:
+    """Resident bytes and CPU seconds of every process whose real uid is ``uid``, plus the
+    SysV shared memory it owns (which no process's resident size shows once detached)."""
+    page, tick = os.sysconf("SC_PAGE_SIZE"), os.sysconf("SC_CLK_TCK")
+    rss, cpu = 0, 0.0
+    for entry in _processes_of(uid):
+        try:
             with open(f"/proc/{entry}/stat", "rb") as f:
                 fields = f.read().rpartition(b")")[2].split()
         except OSError:
@@ -246,11 +287,10 @@ def uid_usage(uid: int) -> tuple[int, float]:
         cpu += (int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])) / tick
         rss += int(fields[21]) * page
     try:
-        for line in Path("/proc/sysvipc/shm").read_text().splitlines()[1:]:
-            f = line.split()
-            if len(f) > 14 and f[7] == str(uid):
-                rss += int(f[14])
-    except (OSError, ValueError):
+        for f in _ipc_of(uid, "shm"):
+            if len(f) > _SHM_RSS:
+                rss += int(f[_SHM_RSS])
+    except ValueError:
         pass
     return rss, cpu
 
@@ -258,16 +298,7 @@ def uid_usage(uid: int) -> tuple[int, float]:
 def uid_alive(uid: int) -> bool:
     """Whether any process, zombies included, has ``uid`` as its real uid. (kill(-1, 0)
     cannot tell: it succeeds whenever any other process exists.)"""
-    needle = f"\nUid:\t{uid}\t".encode()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/status", "rb") as f:
-                    if needle in f.read():
-                        return True
-            except OSError:
-                pass
-    return False
+    return next(_processes_of(uid), None) is not None
 
 
 # ---------------------------------------------------------------- every level: Landlock
@@ -275,8 +306,8 @@ def uid_alive(uid: int) -> bool:
 _FS_V1 = (1 << 13) - 1  # execute .. make_sym
 _FS_BY_ABI = {1: _FS_V1, 2: _FS_V1 | 1 << 13, 3: _FS_V1 | 3 << 13, 4: _FS_V1 | 3 << 13,
               5: _FS_V1 | 7 << 13}
-_READ = 1 | 1 << 2 | 1 << 3  # execute, read_file, read_dir
-_FILE_RIGHTS = 1 | 1 << 1 | 1 << 2 | 1 << 14  # the rights a rule on a file (not a folder) may grant
+_READ = _EXECUTE | _READ_FILE | _READ_DIR
+_FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE  # the rights a rule on a file (not a folder) may grant
 
 
 def landlock_abi() -> int:
@@ -286,27 +317,11 @@ def landlock_abi() -> int:
     return max(n, 0)
 
 
-DEVICE_RIGHTS = {"/dev/null": 1 << 1 | 1 << 2, "/dev/urandom": 1 << 2}  # read and write; read
-
-
 def landlock(read_only: list[str], devices: dict[str, int], workdir: str) -> None:
-    landlock_restrict(landlock_ruleset(read_only, devices, workdir))
-
-
-def landlock_restrict(ruleset: int) -> None:
-    """Enter the ruleset's domain, for good; the descriptor is closed."""
-    try:
-        prctl(PR_SET_NO_NEW_PRIVS, 1)
-        _check(libc.syscall(_SYSCALLS["landlock_restrict_self"], ruleset, 0), "landlock_restrict_self")
-    finally:
-        os.close(ruleset)
-
-
-def landlock_ruleset(read_only: list[str], devices: dict[str, int], workdir: str) -> int:
-    """A ruleset that allows reading ``read_only``, ``devices`` with the given rights,
-    everything in ``workdir`` (a rule on a folder covers what is mounted below it), and
-    denies every other file access, TCP, and signals or abstract sockets that leave the
-    process and its descendants."""
+    """Enter, for good, a Landlock domain that allows reading ``read_only``, ``devices`` with
+    the given rights, and everything in ``workdir`` (a rule on a folder covers what is mounted
+    below it), and denies every other file access, TCP (ABI 4 on), and signals or abstract
+    sockets that leave the process and its descendants (ABI 6 on)."""
     abi = landlock_abi()
     if abi < 1:
         raise OSError("Landlock is not available")
@@ -332,10 +347,10 @@ def landlock_ruleset(read_only: list[str], devices: dict[str, int], workdir: str
                 _check(libc.syscall(_SYSCALLS["landlock_add_rule"], ruleset, 1, rule, 0), f"landlock rule {path}")
             finally:
                 os.close(fd)
-    except BaseException:
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+        _check(libc.syscall(_SYSCALLS["landlock_restrict_self"], ruleset, 0), "landlock_restrict_self")
+    finally:
         os.close(ruleset)
-        raise
-    return ruleset
 
 
 # ---------------------------------------------------------------- every level: seccomp
@@ -513,13 +528,7 @@ def remove_ipc(uid: int) -> None:
     """SysV IPC outlives its process and escapes RLIMIT_AS: remove ``uid``'s. Without
     CAP_SYS_ADMIN only the owner may, so this is done as ``uid``, whose processes are gone."""
     IPC_RMID = 0
-    found = []
-    for kind, column in (("shm", 7), ("sem", 4), ("msg", 7)):
-        try:
-            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
-        except OSError:
-            continue
-        found += [(kind, int(f[1])) for f in map(str.split, lines) if len(f) > column and f[column] == str(uid)]
+    found = [(kind, int(f[1])) for kind in _IPC_OWNER for f in _ipc_of(uid, kind)]
     if not found:
         return
     os.setresuid(-1, uid, -1)

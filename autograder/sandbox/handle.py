@@ -28,13 +28,16 @@ from . import confine
 from .protocol import Kind, ProtocolError, Reader, Stopped, Timeout, send
 
 SETUP_SECONDS = 30.0  # a child confining itself on a loaded machine
+# What a step did when its child's results pipe ended in it, with no frame saying why.
+_ENDED = {"cell": "ended the process (sys.exit, os._exit or a crash)",
+          "exercise": "ended the process (os._exit, a crash, or it was killed for using too much memory)"}
 
 
 @dataclass
 class ExerciseRun:
     """What one exercise's calls produced in the sandbox."""
     status: str  # "ok", "timeout" or "crashed" ("empty" from grade.py: nothing could run)
-    outcomes: list = field(default_factory=list)  # one dict per call that finished
+    outcomes: list = field(default_factory=list)  # "ok": one dict per call, its value or its error
     detail: str = ""  # why it timed out or crashed, in a sentence
 
 
@@ -59,17 +62,23 @@ class _Child:
 class _Output:
     """The tail of a child's stdout and stderr, read as it comes so the child never blocks."""
 
+    READ = 1 << 16  # bytes per read
+
     def __init__(self, limit: int):
         self.limit, self.data = limit, bytearray()
 
-    def drain(self, fd: int) -> bool:
-        try:
-            chunk = os.read(fd, 1 << 16)
-        except OSError:
-            chunk = b""
+    def _keep(self, chunk: bytes) -> None:
         self.data += chunk
         if len(self.data) > 4 * self.limit:
             del self.data[: -4 * self.limit]  # utf-8 is at most 4 bytes a character
+
+    def drain(self, fd: int) -> bool:
+        """Read what one read gives; False at the end of the pipe (or when it fails)."""
+        try:
+            chunk = os.read(fd, self.READ)
+        except OSError:
+            chunk = b""
+        self._keep(chunk)
         return bool(chunk)
 
     def drain_rest(self, fd: int, most: int = 16 << 20) -> None:
@@ -78,13 +87,11 @@ class _Output:
         try:
             os.set_blocking(fd, False)
             while most > 0:
-                chunk = os.read(fd, 1 << 16)
+                chunk = os.read(fd, self.READ)
                 if not chunk:
                     return
                 most -= len(chunk)
-                self.data += chunk
-                if len(self.data) > 4 * self.limit:
-                    del self.data[: -4 * self.limit]
+                self._keep(chunk)
         except OSError:  # BlockingIOError: nothing more for now
             return
 
@@ -222,8 +229,9 @@ class Sandbox:
         calls_of = [(n, [(*c, False)[:4] for c in calls]) for n, calls in exercises]  # echo defaults to off
         payload = wire.encode({"cells": list(cells), "exercises": calls_of})
         started = time.monotonic()
-        budget = started + timeout * (len(names) + 3)  # bounds a notebook of many hung cells
-        cpu_seconds = int(timeout * (len(names) + 3)) + 1
+        allowed = timeout * (len(names) + 3)  # the whole submission's: bounds a notebook of many hung cells
+        budget = started + allowed
+        cpu_seconds = int(allowed) + 1
         skip: set[int] = set()
         problems: dict[int, str] = {}
         results: dict[int, ExerciseRun] = {}
@@ -276,9 +284,7 @@ class Sandbox:
         while True:
             try:
                 frame = reader.next(min(deadline, budget), also=drain, watch=watch)
-                how = None
-                if frame is None:
-                    how = "crashed"
+                how = "crashed" if frame is None else None  # no frame: its results pipe ended
             except Timeout:
                 frame, how = None, "timeout"
             except ProtocolError:
@@ -310,24 +316,21 @@ class Sandbox:
                 except ValueError:
                     pass
                 how = "malformed"  # a frame out of the protocol's order, or one that does not parse
-            if step and step[0] == "cell":
-                skip.add(step[1])
-                problems[step[1]] = (
-                    f"ran past the {timeout:g} s time limit and was skipped" if how == "timeout" else
-                    "sent the grader a malformed message and was skipped" if how == "malformed" else
-                    f"{stopped} and was skipped" if how == "stopped" else
-                    "ended the process (sys.exit, os._exit or a crash) and was skipped")
+            if step is None:  # died between steps: nothing left to try
+                for k in range(next_ex, len(names)):
+                    results.setdefault(k, ExerciseRun("crashed", detail="the sandbox process died"))
+                return len(names)
+            what, index = step
+            why = (f"ran past the {timeout:g} s time limit" if how == "timeout" else
+                   "sent the grader a malformed message" if how == "malformed" else
+                   stopped if how == "stopped" else
+                   _ENDED[what])
+            if what == "cell":
+                skip.add(index)
+                problems[index] = f"{why} and was skipped"
                 return next_ex
-            if step and step[0] == "exercise":
-                results[step[1]] = ExerciseRun("timeout" if how == "timeout" else "crashed", detail=(
-                    f"ran past the {timeout:g} s time limit" if how == "timeout" else
-                    "sent the grader a malformed message" if how == "malformed" else
-                    stopped if how == "stopped" else
-                    "ended the process (os._exit, a crash, or it was killed for using too much memory)"))
-                return step[1] + 1
-            for k in range(next_ex, len(names)):  # died between steps: nothing left to try
-                results.setdefault(k, ExerciseRun("crashed", detail="the sandbox process died"))
-            return len(names)
+            results[index] = ExerciseRun("timeout" if how == "timeout" else "crashed", detail=why)
+            return index + 1
 
 
 class _Watch:

@@ -1,5 +1,6 @@
-"""What one submission may use: every limit in one place, read by the handle, the zygote
-and the child alike."""
+"""What one submission may use: the limits the handle, the zygote and the child all read,
+in one place. (Time is not here: CPU seconds follow from the timeout, and one core is the
+cgroup's and the uid level's watch's rule.)"""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -7,10 +8,12 @@ from dataclasses import asdict, dataclass
 
 @dataclass(frozen=True)
 class Limits:
-    memory: int = 2 << 30  # bytes: per submission where a cgroup can hold it, per process otherwise
-    processes: int = 64  # per submission (its own uid; a pids cgroup where there is one)
+    # bytes: per submission in its cgroup (full level); as DEFAULT_MEMORY, what Sandbox.run
+    # gives by default per process (RLIMIT_AS) and per submission at the uid level (its watch)
+    memory: int = 2 << 30
+    processes: int = 64  # per submission: RLIMIT_NPROC on its uid (when set as root), a pids cgroup where there is one
     file_size: int = 16 << 20  # bytes, any one file it writes
-    disk: int = 64 << 20  # bytes, its own folder (a tmpfs at the full level)
+    disk: int = 64 << 20  # bytes, its own folder where that is a tmpfs (with namespaces); not limited otherwise
     output: int = 8_000  # characters of its stdout and stderr kept for feedback
     result: int = 64 << 20  # bytes one exercise's outcomes may take on the wire
 

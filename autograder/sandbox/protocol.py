@@ -10,9 +10,10 @@ its results pipe in this order, and the grader reads nothing else:
     DONE
 
 Anything else (an unknown kind, a frame out of this order, a payload that does not parse,
-a length over the reader's limit) is a protocol error: the grader ends that child and
-records the step it was in as crashed. A frame never makes the reader allocate more than
-its limit, and a forged one costs the grader no more than reading it.
+a length over the reader's limit) is a protocol error: the grader ends that child, and the
+step it was in fails (a cell is skipped, an exercise crashed). A frame never makes the
+reader buffer more than its limit (plus one read), and a forged one costs the grader no
+more than reading it.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import struct
 import time
 
 HEADER = struct.Struct(">cQ")
+WATCH_EVERY = 0.05  # seconds between a reader's calls of its watch
 
 
 class Kind(bytes, enum.Enum):
@@ -64,12 +66,13 @@ class Reader:
 
     def __init__(self, fd: int, limit: int):
         self.fd, self.limit, self.buf, self.eof = fd, limit, bytearray(), False
-        self.next_watch = time.monotonic() + 0.05  # nothing to watch in a submission's first moments
+        self.next_watch = time.monotonic() + WATCH_EVERY  # nothing to watch in a submission's first moments
 
-    def next(self, deadline: float = float("inf"), also: dict | None = None, watch=None, every: float = 0.05):
+    def next(self, deadline: float = float("inf"), also: dict | None = None, watch=None, every: float = WATCH_EVERY):
         """``also``: other descriptors to serve while waiting, each with a callback that reads
         it and returns False at its end (it is then dropped from ``also``). ``watch``: called
-        every ``every`` seconds while waiting; a reason it returns raises ``Stopped``."""
+        every ``every`` seconds while waiting (not before ``WATCH_EVERY`` seconds after the
+        reader was made); a reason it returns raises ``Stopped``."""
         while True:
             if len(self.buf) >= HEADER.size:
                 kind, n = HEADER.unpack_from(self.buf)

@@ -2,8 +2,9 @@
 
 ``python -m autograder.sandbox.zygote FD CONFIG`` is started by the grader's ``Sandbox``
 handle with one end of a socket pair. It imports numpy and the modules a submission may
-use, confines itself once (at the full level: new mount namespace, allow-list root), then
-serves three requests, each a small JSON message:
+use, confines itself once (with namespaces: a new mount namespace and its allow-list root,
+and a network namespace with no network, which all its children share), then serves three
+requests, each a small JSON message:
 
     spawn         -> {"id", "pid", "uid"} with the child's job, results and output pipes
     kill {"id"}   end that child and everything it started, and remove what it wrote
@@ -61,7 +62,7 @@ class Zygote:
         self.limits = limits
         self.root = os.geteuid() == 0
         self.level = "none"
-        self.namespaces = False  # a pid, mount, network and IPC namespace per child
+        self.namespaces = False  # a pid, mount and IPC namespace per child (the network one is ours)
         self.layers: list[str] = []
         self.cgroups = None
         self.pidns = None
