@@ -102,6 +102,7 @@ def test_a_child_that_cannot_confine_itself_is_a_grader_failure_not_a_grade():
             sandbox.run(["x = 1"], [("f", [("f", (), {})])], timeout=5)
 
 
+@pytest.mark.slow  # 300 children, to catch a race
 def test_what_a_child_prints_just_before_it_finishes_is_kept():
     """Its last frame can be read before its last output: the pipe is drained after."""
     from autograder.sandbox import Sandbox
