@@ -80,7 +80,8 @@ def test_a_forged_json_header_over_its_limit_is_refused_unread():
         wire.decode(blob)
 
 
-@pytest.mark.parametrize("doc", [b"[" * 100_000, b'{"doc": ' * 50_000, b"\xff\xfe", b"{}"], ids=["deep-list", "deep-dict", "not-utf8", "no-fields"])
+@pytest.mark.parametrize("doc", [b"[" * 100_000, b'{"doc": ' * 50_000, b"\xff\xfe", b"{}"],
+                         ids=["deep-list", "deep-dict", "not-utf8", "no-fields"])
 def test_a_malformed_header_raises_an_exception_not_a_crash(doc):
     with pytest.raises(Exception):  # noqa: B017 - any exception: the handle turns it into a crashed exercise
         wire.decode(len(doc).to_bytes(8, "big") + doc)
