@@ -226,6 +226,31 @@ def test_a_rerun_grades_the_students_the_grader_failed_on(one_student, tmp_path,
     assert sorted(p.stem for p in (tmp_path / "out").glob("*.json")) == ["ada", "ben"]
 
 
+FORKSERVER_BATCH = """
+import multiprocessing, sys
+multiprocessing.set_start_method("forkserver", force=True)  # Python 3.14's default on Linux
+import autograder.grade
+from autograder.batch import run_batch
+from autograder.errors import GraderError
+
+def judge_bug(*args, **kwargs):
+    raise GraderError("the judge has a bug")
+
+autograder.grade.run_judge = judge_bug  # in this process's memory only
+result = run_batch(sys.argv[1], "ps2", sys.argv[2], jobs=1, progress=False)
+print(",".join(f.student for f in result.failures))
+"""
+
+
+def test_workers_are_forked_from_the_batch_whatever_the_default_start_method(one_student, tmp_path):
+    """A worker is a copy of the batch (its parent, so it dies with it; what the batch holds,
+    it holds): with forkserver it would be a fresh interpreter that grades with a sound judge."""
+    done = subprocess.run([sys.executable, "-c", FORKSERVER_BATCH, str(one_student), str(tmp_path / "out")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["ada,ben"]
+
+
 def test_grade_batch_raises_after_writing_what_it_could(one_student, tmp_path, monkeypatch):
     break_grader(monkeypatch, "sandbox breaks")
     with pytest.raises(BatchIncomplete) as info:
