@@ -1,10 +1,12 @@
 # The two commands a newcomer runs: `make demo` and `make test`.
 # Each creates .venv and installs what it needs on a fresh machine.
+# `make test-fast` is the inner loop: every test not marked slow (see tests/conftest.py),
+# in under a minute on 2 cores. `make lint` is ruff alone; `make test` runs it first.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test install clean notebooks
+.PHONY: demo test test-fast lint install clean notebooks
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,8 +24,14 @@ install: $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(BIN)/python examples/demo.py
 
-test: $(VENV)/.installed-test
+test: lint
 	$(BIN)/python -m pytest -q
+
+test-fast: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -m "not slow"
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check .
 
 # Rebuild source/ and assignments/ from course/ and solutions/.
 notebooks: $(VENV)/.installed

@@ -19,6 +19,7 @@ What the reports read is typed here, where it is made: a ``StudentRow`` per grad
 from __future__ import annotations
 
 import ctypes
+import multiprocessing
 import os
 import signal
 import stat
@@ -319,7 +320,8 @@ def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
     hide = hidden_paths(root, out)
     if todo:
-        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(hide,))
+        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(hide,),
+                                   mp_context=multiprocessing.get_context("fork"))  # not 3.14's forkserver
         try:
             futures = {pool.submit(_grade_one, e, assignment, str(out), timeout): e for e in todo}
             for future in as_completed(futures):

@@ -1,19 +1,35 @@
 """Plain data across the sandbox boundary: JSON for structure, raw bytes for arrays.
 
 Both directions use it: the grader encodes the calls' inputs, the sandboxed child encodes
-what the student's functions returned. Decoding never unpickles and never builds
-anything but numbers, strings, lists, dicts and numeric numpy arrays, so a
-submission cannot smuggle an object with a lying ``__eq__`` back to the grader.
+what the student's functions returned. Decoding never unpickles and never builds anything
+but None, bools, numbers, strings, bytes, tuples, lists, dicts with string keys, numpy
+arrays and scalars of a bool, int, uint or float dtype (a plain ndarray, never a subclass),
+and the placeholders below (``Rng``, ``NpInt``, ``Opaque``), so a submission cannot smuggle
+an object with a lying ``__eq__`` back to the grader.
+
+A frame (``encode``) is an 8-byte big-endian length, that many bytes of UTF-8 JSON
+``{"doc": ..., "arrays": [[key, dtype, shape, offset, size], ...]}``, then the arrays' raw
+C-order bytes back to back (``offset`` and ``size`` in bytes, counted from the end of the
+JSON). Not ``.npz``, not a pickle. In ``doc``, JSON's own null, booleans, numbers and
+strings stand for themselves, and every other value is a one-key object: ``$array`` (a key
+of the array table), ``$bytes``, ``$scalar`` (with its ``dtype``), ``$tuple``, ``$list``,
+``$dict``, ``$rng``, ``$npint`` or ``$opaque`` (a type's name). What encode cannot send as
+plain data (an object, a complex or string array, a list of more than MAX_ITEMS items, a
+value nested more than MAX_DEPTH deep) travels as ``$opaque`` and decodes as ``Opaque``.
 """
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 MAX_DEPTH = 8
 MAX_ITEMS = 10_000
+# An int past this many bits travels as Opaque: json refuses to print or parse one of more
+# than 4,300 digits (sys.get_int_max_str_digits), and no exercise returns such a number.
+MAX_INT_BITS = 10_000
 
 
 @dataclass(frozen=True)
@@ -52,6 +68,13 @@ MAX_HEADER = 16 << 20  # bytes of JSON: a forged frame costs the grader bounded 
 
 
 def decode(blob: bytes):
+    """The value ``encode`` framed. A frame that is not one raises (ValueError, TypeError,
+    KeyError, OverflowError...; the caller treats any exception as unreadable data): cut short,
+    a header over MAX_HEADER bytes, JSON that is not ``{"doc", "arrays"}``, an array entry that
+    is not five fields, a dtype numpy cannot read, a shape numpy cannot build, a scalar that
+    does not fit its dtype. A value that is malformed inside a readable frame (an unknown tag,
+    an array that is missing, not numeric, or whose shape, offset or size do not fit the
+    bytes) decodes as ``Opaque``."""
     n = int.from_bytes(blob[:8], "big")
     if n > MAX_HEADER:
         raise ValueError(f"a header of {n} bytes is over the limit")
@@ -60,30 +83,33 @@ def decode(blob: bytes):
     arrays = {}
     for key, dtype, shape, offset, size in head["arrays"]:
         dt = np.dtype(str(dtype))
-        if dt.kind not in "biuf" or offset < 0 or offset + size > len(body):
+        if (dt.kind not in "biuf" or not _sizes(offset, size, *shape) or offset + size > len(body)
+                or math.prod(shape) * dt.itemsize != size):
             continue  # a missing array decodes as Opaque("malformed value")
-        count = int(np.prod(shape)) if shape else 1
-        if count * dt.itemsize != size:
-            continue
         arrays[str(key)] = np.frombuffer(body[offset : offset + size], dtype=dt).reshape(tuple(shape)).copy()
     return _from_json(head["doc"], arrays, 0)
+
+
+def _sizes(*values) -> bool:
+    """Whether an array entry's offset, size and dimensions are counts: ints, none negative."""
+    return all(type(v) is int and v >= 0 for v in values)
 
 
 def _to_json(x, arrays, depth):
     if depth > MAX_DEPTH:
         return {"$opaque": "deeply nested value"}
     t = type(x)  # the common exact types first: a job holds thousands of nodes
-    if t is str or t is int or t is float or t is bool or x is None:
+    if t is str or t is float or t is bool or x is None:
         return x
+    if t is int:
+        return x if x.bit_length() <= MAX_INT_BITS else {"$opaque": f"int of {x.bit_length()} bits"}
     if t is np.ndarray and x.dtype.kind in "biuf":
         return {"$array": _add(arrays, x)}
     if t is tuple or t is list:
         if len(x) > MAX_ITEMS:
             return {"$opaque": f"{t.__name__} of {len(x)} items"}
         return {"$" + t.__name__: [_to_json(v, arrays, depth + 1) for v in x]}
-    if isinstance(x, (bool, str)):
-        return x
-    if isinstance(x, (int, float)) and type(x) in (int, float):
+    if isinstance(x, str):  # a subclass (np.str_): json writes its text, calling none of its methods
         return x
     if isinstance(x, bytes):
         return {"$bytes": _add(arrays, np.frombuffer(x, dtype=np.uint8))}
@@ -91,16 +117,15 @@ def _to_json(x, arrays, depth):
         return {"$rng": x.seed}
     if isinstance(x, NpInt):
         return {"$npint": x.value}
+    if isinstance(x, Opaque):
+        return {"$opaque": x.type_name}
     if isinstance(x, np.generic) and x.dtype.kind in "biuf":
-        return {"$scalar": x.item(), "dtype": x.dtype.str}
+        # float(): a longdouble's item() is a longdouble, which json cannot write.
+        return {"$scalar": float(x) if x.dtype.kind == "f" else x.item(), "dtype": x.dtype.str}
     if isinstance(x, np.ndarray):
         if x.dtype.kind not in "biuf":
             return {"$opaque": f"numpy array of dtype {x.dtype}"}
         return {"$array": _add(arrays, x)}
-    if isinstance(x, tuple) and type(x) is tuple or isinstance(x, list) and type(x) is list:
-        if len(x) > MAX_ITEMS:
-            return {"$opaque": f"{type(x).__name__} of {len(x)} items"}
-        return {"$" + type(x).__name__: [_to_json(v, arrays, depth + 1) for v in x]}
     if type(x) is dict:
         if len(x) > MAX_ITEMS or not all(type(k) is str for k in x):
             return {"$opaque": "dict with non-string keys or too many items"}

@@ -15,8 +15,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ["AUTOGRADER_QUIET"] = "1"
 
-from autograder.grade import grade, hidden_paths  # noqa: E402
-from autograder.sandbox import Sandbox  # noqa: E402
+from autograder.grade import grade, hidden_paths
+from autograder.sandbox import Sandbox
 
 
 def main() -> None:

@@ -29,9 +29,11 @@ def autograder(*args, **kw):
                           capture_output=True, text=True, **kw)
 
 
-@pytest.fixture
-def flat_class(tmp_path):
-    folder = tmp_path / "class"
+# The class and its uninterrupted batch are made once per module and only read by the tests:
+# a test that grades writes to its own tmp_path.
+@pytest.fixture(scope="module")
+def flat_class(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("flat") / "class"
     folder.mkdir()
     for student, name in CLASS.items():
         shutil.copy(CORPUS / name, folder / f"{student}.py")
@@ -39,9 +41,9 @@ def flat_class(tmp_path):
     return folder
 
 
-@pytest.fixture
-def uninterrupted(flat_class, tmp_path):
-    out = tmp_path / "reference-run"
+@pytest.fixture(scope="module")
+def uninterrupted(flat_class, tmp_path_factory):
+    out = tmp_path_factory.mktemp("reference-run") / "out"
     grade_batch(flat_class, "ps2", out, jobs=2, timeout=2, progress=False)
     return out
 
@@ -100,6 +102,7 @@ def test_cli_batch_exits_0_and_prints_the_class_summary(flat_class, tmp_path):
     assert done.stderr == ""  # no progress bar when not on a terminal
 
 
+@pytest.mark.slow  # a batch per kill, then a re-run
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT])
 def test_killed_batch_resumes_to_the_same_grades(flat_class, uninterrupted, tmp_path, how):
     out = tmp_path / "killed"
@@ -120,12 +123,14 @@ def test_killed_batch_resumes_to_the_same_grades(flat_class, uninterrupted, tmp_
     assert list(out.rglob("*.tmp")) == []
 
 
+@pytest.mark.slow  # nbgrader's gradebook: a schema and a row per grade cell
 def test_gradebook_receives_the_scores(uninterrupted, flat_class, tmp_path):
     from nbgrader.api import Gradebook
 
+    out = tmp_path / "out"
+    shutil.copytree(uninterrupted, out)  # every student done: the batch only writes the gradebook
     url = f"sqlite:///{tmp_path / 'gradebook.db'}"
-    done = autograder("grade-batch", flat_class, "--assignment", "ps2", "--out", uninterrupted,
-                      "--gradebook", url)
+    done = autograder("grade-batch", flat_class, "--assignment", "ps2", "--out", out, "--gradebook", url)
     assert done.returncode == 0, done.stderr
     with Gradebook(url) as gb:
         assert gb.find_submission("ps2", "ada").score == 36
@@ -181,7 +186,7 @@ def one_student(tmp_path):
 
 
 def break_grader(monkeypatch, how):
-    """Workers are forked from this process, so they inherit the patch."""
+    """Workers are forked from this process (batch.py pins the start method), so they inherit the patch."""
     import autograder.grade
     import autograder.sandbox
 
@@ -219,6 +224,31 @@ def test_a_rerun_grades_the_students_the_grader_failed_on(one_student, tmp_path,
     result = run_batch(one_student, "ps2", tmp_path / "out", jobs=1, progress=False)
     assert result.failures == [] and [(r["student"], r["score"]) for r in result.rows][0] == ("ada", 36)
     assert sorted(p.stem for p in (tmp_path / "out").glob("*.json")) == ["ada", "ben"]
+
+
+FORKSERVER_BATCH = """
+import multiprocessing, sys
+multiprocessing.set_start_method("forkserver", force=True)  # Python 3.14's default on Linux
+import autograder.grade
+from autograder.batch import run_batch
+from autograder.errors import GraderError
+
+def judge_bug(*args, **kwargs):
+    raise GraderError("the judge has a bug")
+
+autograder.grade.run_judge = judge_bug  # in this process's memory only
+result = run_batch(sys.argv[1], "ps2", sys.argv[2], jobs=1, progress=False)
+print(",".join(f.student for f in result.failures))
+"""
+
+
+def test_workers_are_forked_from_the_batch_whatever_the_default_start_method(one_student, tmp_path):
+    """A worker is a copy of the batch (its parent, so it dies with it; what the batch holds,
+    it holds): with forkserver it would be a fresh interpreter that grades with a sound judge."""
+    done = subprocess.run([sys.executable, "-c", FORKSERVER_BATCH, str(one_student), str(tmp_path / "out")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["ada,ben"]
 
 
 def test_grade_batch_raises_after_writing_what_it_could(one_student, tmp_path, monkeypatch):

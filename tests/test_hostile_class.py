@@ -7,7 +7,6 @@ sandbox (module fixtures: one batch per layout), and each case is its own test.
 import csv
 import json
 import os
-import shutil
 import stat
 from pathlib import Path
 

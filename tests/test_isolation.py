@@ -23,6 +23,8 @@ import pytest
 from autograder.sandbox.confine import remove_ipc
 from test_grading_corpus import ROOT, SUBMISSIONS, with_root
 
+pytestmark = pytest.mark.slow  # the corpus's attacks, at three levels, each in its own process
+
 RUNNER = ROOT / "tests" / "isolation_runner.py"
 VICTIM = "correct_straightforward.py"  # holds the marker the frame-walking attack hunts for
 CHECK = "correct_reports_leftovers.py"

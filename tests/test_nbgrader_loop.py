@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples"))
 from make_class import make_class  # noqa: E402
 
+pytestmark = pytest.mark.slow  # nbgrader's whole loop on a class: minutes
+
 ASSIGNMENT = "ps2"
 DISHONEST = ("timeout", "crashed", "malformed")  # grades nbgrader cannot give right (see README)
 FULL = {e: exercise_points(e) for e in ASSIGNMENTS[ASSIGNMENT]}

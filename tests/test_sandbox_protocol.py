@@ -80,7 +80,8 @@ def test_a_forged_json_header_over_its_limit_is_refused_unread():
         wire.decode(blob)
 
 
-@pytest.mark.parametrize("doc", [b"[" * 100_000, b'{"doc": ' * 50_000, b"\xff\xfe", b"{}"], ids=["deep-list", "deep-dict", "not-utf8", "no-fields"])
+@pytest.mark.parametrize("doc", [b"[" * 100_000, b'{"doc": ' * 50_000, b"\xff\xfe", b"{}"],
+                         ids=["deep-list", "deep-dict", "not-utf8", "no-fields"])
 def test_a_malformed_header_raises_an_exception_not_a_crash(doc):
     with pytest.raises(Exception):  # noqa: B017 - any exception: the handle turns it into a crashed exercise
         wire.decode(len(doc).to_bytes(8, "big") + doc)
@@ -102,6 +103,7 @@ def test_a_child_that_cannot_confine_itself_is_a_grader_failure_not_a_grade():
             sandbox.run(["x = 1"], [("f", [("f", (), {})])], timeout=5)
 
 
+@pytest.mark.slow  # 300 children, to catch a race
 def test_what_a_child_prints_just_before_it_finishes_is_kept():
     """Its last frame can be read before its last output: the pipe is drained after."""
     from autograder.sandbox import Sandbox

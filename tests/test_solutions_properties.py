@@ -90,7 +90,8 @@ def test_fused_self_attention_permuting_tokens_permutes_the_output_rows(seed, ba
     X, W_qkv = rng.standard_normal((*batch, T, d)), rng.standard_normal((d, 3 * h))
     perm = rng.permutation(T)
     out = fused_self_attention(X, W_qkv, scale=1 / np.sqrt(h))
-    np.testing.assert_allclose(fused_self_attention(X[..., perm, :], W_qkv, scale=1 / np.sqrt(h)), out[..., perm, :], **EXACT)
+    np.testing.assert_allclose(fused_self_attention(X[..., perm, :], W_qkv, scale=1 / np.sqrt(h)), out[..., perm, :],
+                               **EXACT)
 
 
 # ---------------------------------------------------------------- the bias that does nothing

@@ -16,7 +16,7 @@ from autograder.submission import MAX_BYTES, MAX_CELLS, Unreadable, load, neutra
 def notebook(tmp_path, *sources, name="ps1.ipynb", **meta):
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
-    for cell, m in zip(nb.cells, meta.get("cell_meta", [])):
+    for cell, m in zip(nb.cells, meta.get("cell_meta", []), strict=False):  # metadata for the first cells
         cell.metadata = m
     path = tmp_path / name
     nbformat.write(nb, path)
