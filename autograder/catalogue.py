@@ -45,7 +45,7 @@ def swap(*pairs: str) -> Edit:
         raise ValueError("swap() takes pairs of (old, new) texts")
 
     def edit(code: str) -> str:
-        for old, new in zip(pairs[::2], pairs[1::2]):
+        for old, new in zip(pairs[::2], pairs[1::2], strict=True):
             if code.count(old) != 1:
                 raise EditError(f"expected {old!r} exactly once, found it {code.count(old)} times")
             code = code.replace(old, new)

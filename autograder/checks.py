@@ -125,7 +125,7 @@ def named_from_table(check: Check, outcomes: list[dict], verdict: Verdict) -> Ve
 
     if verdict.misconception is not None:
         return verdict
-    for call, outcome in zip(check.calls, outcomes):
+    for call, outcome in zip(check.calls, outcomes, strict=False):  # a short list is the judge's to fail
         found = "error" not in outcome and worked_examples.name(call, outcome.get("value"))
         if found:
             text = misconceptions.explain(found, func=call.func, **misconceptions.context(call))
@@ -206,7 +206,7 @@ def leaves_inputs_unchanged(call: Call, spec: Spec = UNCHANGED) -> Bound:
         if not isinstance(after, list) or len(after) != len(before) or any(
                 not isinstance(a, np.ndarray) or a.dtype != b.dtype or a.shape != b.shape
                 or not np.array_equal(a, b, equal_nan=True)
-                for a, b in zip(after, before)):
+                for a, b in zip(after, before, strict=True)):
             raise Fail(f"{call.func} changed one of its input arrays in place (for example with `-=`, "
                        "`*=` or `out=`). Work on new arrays: callers keep using their inputs after the call.")
         if ref is None:
@@ -231,7 +231,7 @@ def output_differs(call: Call, value, ref) -> str:
     if isinstance(expected, tuple):
         if not (isinstance(value, (tuple, list)) and len(value) == len(expected)):
             return f"it should return {len(expected)} values, and it returned {describe_value(value)}."
-        pairs = list(zip(value, expected))
+        pairs = list(zip(value, expected, strict=True))
     else:
         pairs = [(value, expected)]
     for i, (got, want) in enumerate(pairs):
@@ -253,13 +253,14 @@ def diagnose_any(ref, call: Call, value) -> str | None:
     if isinstance(expected, tuple):
         if not isinstance(value, (tuple, list)) or len(value) != len(expected):
             return None
-        candidates = [(first_of(i), v, e) for i, (v, e) in enumerate(zip(value, expected))]
+        candidates = [(first_of(i), v, e) for i, (v, e) in enumerate(zip(value, expected, strict=True))]
     else:
         candidates = [(lambda v: v, value, expected)]
     for pick, got, want in candidates:
         # Only a wrong part says which mistake was made: a right one matches every mistake
         # that leaves it alone (the weights of a wrong output, say).
-        if isinstance(got, np.ndarray) and got.dtype.kind == "f" and not is_close(got, np.asarray(want), *tolerance(got, *inputs)):
+        if (isinstance(got, np.ndarray) and got.dtype.kind == "f"
+                and not is_close(got, np.asarray(want), *tolerance(got, *inputs))):
             found = misconceptions.diagnose(ref, call, got, pick, *tolerance(got, *inputs))
             if found:
                 return found

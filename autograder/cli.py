@@ -22,7 +22,8 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT,
                    help=f"seconds per exercise (default {DEFAULT_TIMEOUT:g})")
     b = sub.add_parser("grade-batch", help="grade every submission under a folder")
-    b.add_argument("dir", type=Path, help="nbgrader's submitted/ (or the course folder), or a folder of <student>.py|.ipynb")
+    b.add_argument("dir", type=Path,
+                   help="nbgrader's submitted/ (or the course folder), or a folder of <student>.py|.ipynb")
     b.add_argument("--assignment", required=True, help=f"one of {', '.join(ASSIGNMENTS)}")
     b.add_argument("--out", required=True, type=Path, help="where results, grades.csv and feedback/ go")
     b.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per core)")
@@ -65,7 +66,7 @@ def _grade(args) -> int:
         print(f"autograder: the grader failed, not the submission; nothing was graded: {one_line(str(e))}",
               file=sys.stderr)
         return 1
-    except Exception as e:  # noqa: BLE001 - a bug in the grader: one line, and no grade
+    except Exception as e:  # a bug in the grader: one line, and no grade
         if os.environ.get("AUTOGRADER_DEBUG"):
             raise
         from .batch import failure_text

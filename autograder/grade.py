@@ -70,7 +70,8 @@ def grade(path: str | Path, assignment: str, *, sandbox: Sandbox, student: str |
     return Results(
         score=sum(t.score for t in tests), max_score=sum(t.max_score for t in tests),
         execution_time=round(time.monotonic() - started, 4), output=output, tests=tests,
-        extra_data={"isolation": getattr(sandbox, "level", "none"), "isolation_layers": list(getattr(sandbox, "layers", []))})
+        extra_data={"isolation": getattr(sandbox, "level", "none"),
+                    "isolation_layers": list(getattr(sandbox, "layers", []))})
 
 
 def distinct_calls(checks: list[Check]) -> list[Call]:

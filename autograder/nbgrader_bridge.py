@@ -170,6 +170,7 @@ def _preprocessors() -> dict[str, type]:
 
     from .assignments import ASSIGNMENTS
     from .errors import GraderError
+    from .grade import DEFAULT_TIMEOUT
 
     class GradeWithEngine(NbGraderPreprocessor):
         """Autograde, before Execute: grade the sanitized notebook through the sandboxed engine
@@ -180,7 +181,8 @@ def _preprocessors() -> dict[str, type]:
         submission's autograde (nbgrader logs it, removes the autograded copy, and exits
         non-zero) and withdraws the submission's earlier auto scores."""
 
-        timeout = Float(10.0, help="Wall-clock limit for each exercise's calls, as grade-batch's --timeout.").tag(config=True)
+        timeout = Float(DEFAULT_TIMEOUT,
+                        help="Wall-clock limit for each exercise's calls, as grade-batch's --timeout.").tag(config=True)
 
         def preprocess(self, nb, resources):
             info = resources["nbgrader"]
@@ -190,7 +192,8 @@ def _preprocessors() -> dict[str, type]:
                     raise GraderError(f"the grader has no assignment {assignment!r}")
                 root = CourseDirectory(config=self.config).root
                 results = engine_grade(nb, assignment, student, info["notebook"], root, self.timeout)
-                by_exercise = {name: [t for t in results.tests if t.exercise == name] for name in ASSIGNMENTS[assignment]}
+                by_exercise = {name: [t for t in results.tests if t.exercise == name]
+                               for name in ASSIGNMENTS[assignment]}
             except Exception as e:
                 withdraw_points(resources)
                 raise GraderError(f"the grader could not grade {assignment} of {student!r} "
@@ -226,7 +229,8 @@ def _preprocessors() -> dict[str, type]:
                         raise GraderError(f"grade cell {name!r} is not an exercise of this assignment")
                     if float(cell.metadata.nbgrader["points"]) != verdict["max"][name]:
                         raise GraderError(f"grade cell {name!r} is worth {cell.metadata.nbgrader['points']} "
-                                          f"points, the grader's checks {verdict['max'][name]:g}: regenerate the notebooks")
+                                          f"points, the grader's checks {verdict['max'][name]:g}: "
+                                          "regenerate the notebooks")
                     text = verdict["feedback"][name]
                     if not seen and verdict["problems"].strip():
                         text += "\nAbout the notebook as a whole:\n" + verdict["problems"] + "\n"

@@ -71,7 +71,7 @@ def reproduces(got, stored) -> bool:
         return is_close(np.where(nan, 0.0, got), np.where(nan, 0.0, stored), *tolerance(got, stored))
     if isinstance(stored, (tuple, list)):
         return (isinstance(got, (tuple, list)) and len(got) == len(stored)
-                and all(reproduces(g, s) for g, s in zip(got, stored)))
+                and all(reproduces(g, s) for g, s in zip(got, stored, strict=True)))
     if isinstance(stored, dict):
         return isinstance(got, dict) and set(got) == set(stored) and all(reproduces(got[k], stored[k]) for k in stored)
     return type(got) is type(stored) and got == stored

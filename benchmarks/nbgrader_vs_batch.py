@@ -120,9 +120,12 @@ def main() -> None:
         agree = sum(a.get(s) == b.get(s) for s in b)
         n = args.n
         print(f"N = {n} ps2 notebooks, {os.cpu_count()} cores")
-        print(f"nbgrader autograde:          {nb_s:7.1f} s  {1000 * nb_s / n:7.1f} ms/submission  peak {nb_kib // 1024} MiB")
-        print(f"grade-batch --jobs {args.jobs}:       {b_s:7.1f} s  {1000 * b_s / n:7.1f} ms/submission  peak {b_kib // 1024} MiB")
-        print(f"ratio: grade-batch is {nb_s / b_s:.0f}x faster; per-exercise scores agree for {agree}/{len(b)} students")
+        print(f"nbgrader autograde:          {nb_s:7.1f} s  {1000 * nb_s / n:7.1f} ms/submission  "
+              f"peak {nb_kib // 1024} MiB")
+        print(f"grade-batch --jobs {args.jobs}:       {b_s:7.1f} s  {1000 * b_s / n:7.1f} ms/submission  "
+              f"peak {b_kib // 1024} MiB")
+        print(f"ratio: grade-batch is {nb_s / b_s:.0f}x faster; per-exercise scores agree for {agree}/{len(b)} "
+              "students")
         for extra in args.batch_also:
             folder = Path(tmp) / f"class{extra}"
             honest_class(folder, extra)

@@ -270,7 +270,8 @@ ARCHETYPES: dict[str, dict[str, Edit]] = {
             on("scaled_dot_product_attention", after_docstring("scaled_dot_product_attention", PRINT_INPUTS)),
             on("scaled_dot_product_attention", rewrite_line("weights = softmax(scores",
                          'weights = softmax(scores, axis=-1)\nprint("[debug] weights:", weights)')),
-            on("scaled_dot_product_attention", append(quick_test("scaled_dot_product_attention(*np.random.randn(3, 4, 8))[1]")))),
+            on("scaled_dot_product_attention",
+               append(quick_test("scaled_dot_product_attention(*np.random.randn(3, 4, 8))[1]")))),
     },
     "ps3": {
         "correct": unchanged,
@@ -281,7 +282,8 @@ ARCHETYPES: dict[str, dict[str, Edit]] = {
         "timeout:ov_circuit": PS3_ROWS_FOREVER,
         "crashed:multi_head_attention": on("multi_head_attention", swap("W_O[cols, :]", "W_O[:, cols]")),  # ValueError
         "malformed": truncate,
-        "runtime_warning:multi_head_attention": on("multi_head_attention", after_docstring("multi_head_attention", LOG_ZERO)),
+        "runtime_warning:multi_head_attention": on("multi_head_attention",
+                                                   after_docstring("multi_head_attention", LOG_ZERO)),
         "prints_a_lot:multi_head_attention": every(
             on("multi_head_attention", after_docstring("multi_head_attention", PRINT_INPUTS)),
             on("multi_head_attention", rewrite_line("per_head.append(", 'print("[debug] head", h, "output:", o_h)\n'
@@ -414,7 +416,7 @@ def make_class(out_dir: Path, assignments=tuple(ASSIGNMENTS), students: int = 30
         reference = reference_answers(a)
         mix = class_mix(a, students, random.Random(f"make_class/{seed}/{a}"))
         texts: dict[str, str] = {}  # the same archetype gives the same notebook
-        for student, archetype in zip(names, mix):
+        for student, archetype in zip(names, mix, strict=True):
             if archetype not in texts:
                 texts[archetype] = student_notebook(released, reference, ARCHETYPES[a][archetype])
             path = out_dir / "submitted" / student / a / f"{a}.ipynb"

@@ -14,10 +14,12 @@ SDPA_CALL = "scaled_dot_product_attention(Q, K, V)"
 
 MISTAKES = (
     # ps1 ---------------------------------------------------------------------------------
-    Mistake("softmax", "axis_ignored", swap("S.max(axis=axis,", "S.max(axis=-1,", "e.sum(axis=axis,", "e.sum(axis=-1,")),
+    Mistake("softmax", "axis_ignored",
+            swap("S.max(axis=axis,", "S.max(axis=-1,", "e.sum(axis=axis,", "e.sum(axis=-1,")),
     Mistake("softmax", "softmax_global_max", swap("S.max(axis=axis, keepdims=True)", "S.max()")),
     Mistake("softmax", "unstable_softmax", swap("e = np.exp(shifted)", "e = np.exp(S)")),
-    Mistake("softmax", "softmax_wrong_axis", swap("S.max(axis=axis,", "S.max(axis=0,", "e.sum(axis=axis,", "e.sum(axis=0,")),
+    Mistake("softmax", "softmax_wrong_axis",
+            swap("S.max(axis=axis,", "S.max(axis=0,", "e.sum(axis=axis,", "e.sum(axis=0,")),
     Mistake("raw_self_attention", "softmax_wrong_axis", swap("axis=-1", "axis=0")),
     Mistake("raw_self_attention", "unstable_softmax",
             swap("weights = softmax(scores, axis=-1)", f"weights = {NAIVE_SOFTMAX}")),

@@ -11,17 +11,30 @@ from pathlib import Path
 
 import pytest
 
+from autograder.assignments import ASSIGNMENTS, exercise_points
 from autograder.batch import BatchIncomplete, discover, grade_batch, run_batch
 from autograder.errors import GraderError
+from test_grading_corpus import make_class, with_root
 
 ROOT = Path(__file__).resolve().parent.parent
+PS2_FULL = sum(exercise_points(e) for e in ASSIGNMENTS["ps2"])  # a right submission's score
 CORPUS = ROOT / "tests" / "submissions" / "ps2"
-CLASS = {  # student -> corpus file: right, wrong, hostile, broken
+CLASS = {  # student -> a corpus file (right, hostile) or a sample-class archetype (examples/make_class.py)
     "ada": "correct_straightforward.py", "ben": "mc_scale_by_dk.py", "cy": "hostile_memory_bomb.py",
-    "dee": "mc_missing_mask.py", "eve": "correct_np_split.py", "fay": "hostile_monkeypatch_allclose.py",
-    "gus": "mc_qkv_split_order.py", "hal": "correct_einsum_logsumexp.py",
+    "dee": "missing_mask:scaled_dot_product_attention", "eve": "correct_slicing",
+    "fay": "hostile_monkeypatch_allclose.py", "gus": "qkv_split_order:fused_self_attention:kqv",
+    "hal": "correct_einsum_logsumexp.py",
     "ivy": "hostile_keyboard_interrupt_loop.py",  # hangs for --timeout: the batch is still running when killed
 }
+
+
+def write_student(folder: Path, student: str, source: str) -> None:
+    """A corpus file as the corpus grades it (after the reference, for a `# base: reference`
+    file), or an archetype's notebook."""
+    if source.endswith(".py"):
+        shutil.copy(with_root(CORPUS / source), folder / f"{student}.py")
+    else:
+        (folder / f"{student}.ipynb").write_text(make_class.archetype_notebook("ps2", source), encoding="utf-8")
 
 
 def autograder(*args, **kw):
@@ -35,8 +48,8 @@ def autograder(*args, **kw):
 def flat_class(tmp_path_factory):
     folder = tmp_path_factory.mktemp("flat") / "class"
     folder.mkdir()
-    for student, name in CLASS.items():
-        shutil.copy(CORPUS / name, folder / f"{student}.py")
+    for student, source in CLASS.items():
+        write_student(folder, student, source)
     (folder / "zed.ipynb").write_text('{"cells": [')  # a malformed notebook
     return folder
 
@@ -78,7 +91,8 @@ def test_grades_csv_has_one_sorted_row_per_student_with_exercise_columns(uninter
     assert list(rows[0]) == ["student", "score", "max_score", "causal_mask", "scaled_dot_product_attention",
                              "attention_shapes", "fused_self_attention", "attention_with_biases"]
     assert [r["student"] for r in rows] == sorted([*CLASS, "zed"])
-    assert {r["student"]: r["score"] for r in rows}["ada"] == "36"
+    full = sum(exercise_points(e) for e in ASSIGNMENTS["ps2"])
+    assert {r["student"]: r["score"] for r in rows}["ada"] == f"{full:g}"
     assert {r["student"]: r["score"] for r in rows}["zed"] == "0"
 
 
@@ -133,7 +147,7 @@ def test_gradebook_receives_the_scores(uninterrupted, flat_class, tmp_path):
     done = autograder("grade-batch", flat_class, "--assignment", "ps2", "--out", out, "--gradebook", url)
     assert done.returncode == 0, done.stderr
     with Gradebook(url) as gb:
-        assert gb.find_submission("ps2", "ada").score == 36
+        assert gb.find_submission("ps2", "ada").score == PS2_FULL
         assert gb.find_grade("causal_mask", "ps2", "ps2", "zed").score == 0
 
 
@@ -222,7 +236,7 @@ def test_a_rerun_grades_the_students_the_grader_failed_on(one_student, tmp_path,
         break_grader(m, "sandbox breaks")
         run_batch(one_student, "ps2", tmp_path / "out", jobs=1, progress=False)
     result = run_batch(one_student, "ps2", tmp_path / "out", jobs=1, progress=False)
-    assert result.failures == [] and [(r["student"], r["score"]) for r in result.rows][0] == ("ada", 36)
+    assert result.failures == [] and [(r["student"], r["score"]) for r in result.rows][0] == ("ada", PS2_FULL)
     assert sorted(p.stem for p in (tmp_path / "out").glob("*.json")) == ["ada", "ben"]
 
 
@@ -268,7 +282,7 @@ def test_a_results_file_an_older_grader_wrote_for_its_own_failure_is_graded_agai
     (out / "ada.json").write_text(old.to_json())
     (out / "feedback" / "ada.html").write_text("")
     rows = grade_batch(one_student, "ps2", out, jobs=1, progress=False)
-    assert rows[0]["student"] == "ada" and rows[0]["score"] == 36
+    assert rows[0]["student"] == "ada" and rows[0]["score"] == PS2_FULL
 
 
 @pytest.mark.parametrize("how", HOW)

@@ -330,7 +330,8 @@ def test_results_status_agrees_with_score(graded, path):
 @pytest.mark.parametrize("path", CORPUS, ids=CORPUS_IDS)
 def test_results_misconceptions_are_catalogued_and_only_on_failed_tests(graded, path):
     tests = results_json(graded, path)["tests"]
-    tagged = [(t["status"], tag.split(":", 1)[1]) for t in tests for tag in t["tags"] if tag.startswith("misconception:")]
+    tagged = [(t["status"], tag.split(":", 1)[1]) for t in tests for tag in t["tags"]
+              if tag.startswith("misconception:")]
     assert all(status == "failed" and mid in MISCONCEPTIONS for status, mid in tagged)
 
 
@@ -396,7 +397,8 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 
 def test_cli_writes_the_results_file_and_exits_0(tmp_path):
     out = tmp_path / "out" / "results.json"
-    proc = run_cli(str(SUBMISSIONS / "ps2" / "correct_straightforward.py"), "--assignment", "ps2", "--results", str(out))
+    proc = run_cli(str(SUBMISSIONS / "ps2" / "correct_straightforward.py"), "--assignment", "ps2",
+                   "--results", str(out))
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(out.read_text())
     assert doc["score"] == doc["max_score"] == sum(t["max_score"] for t in doc["tests"])

@@ -13,10 +13,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from autograder.assignments import ASSIGNMENTS, exercise_points
 from autograder.batch import discover, feedback_path, results_path, run_batch
 from autograder.names import file_stem, readable
 
 ROOT = Path(__file__).resolve().parent.parent
+PS2_FULL = sum(exercise_points(e) for e in ASSIGNMENTS["ps2"])  # a right submission's score
 CORRECT = (ROOT / "tests" / "submissions" / "ps2" / "correct_straightforward.py").read_bytes()
 SOURCE_NB = ROOT / "source" / "ps2" / "ps2.ipynb"  # the instructor's notebook: the answers
 
@@ -100,7 +102,7 @@ def test_an_odd_name_is_graded_under_a_safe_file_name(flat, case):
     name = ODD_NAMES[case]
     stem = file_stem(name)
     assert "/" not in stem and "\n" not in stem and len(stem.encode()) <= 100
-    assert _results(out, name)["score"] == 36
+    assert _results(out, name)["score"] == PS2_FULL
     assert feedback_path(out, name).is_file()
 
 
@@ -109,7 +111,7 @@ def test_an_odd_name_has_one_readable_row_in_grades_csv(flat, case):
     out, _ = flat
     shown = readable(ODD_NAMES[case])
     rows = [r for r in _rows(out) if r["student"].lstrip("'") == shown]
-    assert len(rows) == 1 and rows[0]["score"] == "36"
+    assert len(rows) == 1 and rows[0]["score"] == f"{PS2_FULL:g}"
     assert "\n" not in (out / "grades.csv").read_text().split(rows[0]["student"])[0].splitlines()[-1]
 
 
@@ -153,12 +155,12 @@ def test_a_malformed_submission_gets_a_one_line_reason(flat, case):
 
 def test_the_instructors_notebook_behind_a_link_is_not_graded(flat):
     out, _ = flat
-    assert _results(out, "cheat")["score"] == 0  # following the link would give 36
+    assert _results(out, "cheat")["score"] == 0  # following the link would give full marks
 
 
 def test_ten_thousand_extra_statements_do_not_cost_the_grade(flat):
     out, _ = flat
-    assert _results(out, "many")["score"] == 36
+    assert _results(out, "many")["score"] == PS2_FULL
 
 
 # ---------------------------------------------------------------- nbgrader's layout
@@ -191,7 +193,7 @@ def course(tmp_path_factory):
 def test_a_student_called_submitted_does_not_hide_the_class(course):
     out, result = course
     assert [r["student"] for r in result.rows] == ["ada", "eve", "fay", "gus", "hal", "submitted"]
-    assert _results(out, "submitted")["score"] == 36 and _results(out, "ada")["score"] == 36
+    assert _results(out, "submitted")["score"] == PS2_FULL and _results(out, "ada")["score"] == PS2_FULL
 
 
 @pytest.mark.parametrize("student, phrase", [

@@ -49,7 +49,8 @@ def bar_chart_svg(title: str, labels: list[str], series: list[tuple[str, str, li
                 out.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{row - 6}" fill="{colour}">'
                            f'<title>{escape(label)}: {values[i]} {escape(name)}</title></rect>')
                 if w > 18:
-                    out.append(f'<text x="{x + w / 2:.1f}" y="{y + 15}" fill="white" text-anchor="middle">{values[i]}</text>')
+                    out.append(f'<text x="{x + w / 2:.1f}" y="{y + 15}" fill="white" '
+                               f'text-anchor="middle">{values[i]}</text>')
             x += w
     y = 30 + len(labels) * row + 14
     for j, (name, colour, _) in enumerate(series):

@@ -388,7 +388,8 @@ def seccomp_program():
         prog += [(JEQ, 0, 1, _SYSCALLS[name]), (RET, 0, 0, ERRNO | _EPERM)]
     prog += [(JEQ, 0, 1, _SYSCALLS["clone3"]), (RET, 0, 0, ERRNO | _ENOSYS)]
     prog += [(JEQ, 0, 3, _SYSCALLS["clone"]), (LD, 0, 0, 16),  # clone's flags, low 32 bits
-             (JSET, 0, 1, CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUSER | 0x04000000 | 0x02000000),
+             (JSET, 0, 1, CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUSER
+              | 0x04000000 | 0x02000000),
              (RET, 0, 0, ERRNO | _EPERM)]
     prog += [(RET, 0, 0, ALLOW)]
     raw = b"".join(struct.pack("=HBBI", *ins) for ins in prog)

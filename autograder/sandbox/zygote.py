@@ -177,7 +177,8 @@ class Zygote:
         pid = os.fork()
         if pid == 0:
             child_mod.main(child_mod.Spec(
-                level=self.level, namespaces=self.namespaces, uid=uid if self.root else 0, workdir=workdir, job_fd=job_r, result_fd=res_w, output_fd=out_w,
+                level=self.level, namespaces=self.namespaces, uid=uid if self.root else 0, workdir=workdir,
+                job_fd=job_r, result_fd=res_w, output_fd=out_w,
                 cgroup_procs=tuple(procs), limits=self.limits, read_only=self.read_only,
                 landlock="landlock" in self.layers, seccomp="seccomp" in self.layers))
             os._exit(0)  # not reached
