@@ -196,3 +196,13 @@ def test_every_exercise_is_declared_with_a_visible_and_a_hidden_check():
     for name in (n for names in ASSIGNMENTS.values() for n in names):
         specs = exercise(name).specs
         assert any(s.visible for s in specs) and any(not s.visible for s in specs), name
+
+
+def test_the_readmes_points_are_the_declarations():
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    rows = re.finditer(r"^\| `(\w+)` \| [^|]+ \| (\d+(?:\.\d+)?) \|", readme, re.M)
+    table = {m[1]: float(m[2]) for m in rows if m[1] in ASSIGNMENTS}
+    assert table == {a: float(sum(exercise(e).points for e in names)) for a, names in ASSIGNMENTS.items()}
