@@ -69,9 +69,9 @@ def _charts(summary: BatchSummary) -> tuple[str, str]:
         ("zero", "#c62828", [t.zero for t in tallies.values()])], summary.students)
     counts = summary.mistakes
     names = list(counts)
-    mistakes = bar_chart_svg("Catalogued mistakes (grey: unfinished, hung or crashed code)", names, [
+    mistakes = bar_chart_svg("Catalogued mistakes (grey: unfinished code, code that hung or raised an error)", names, [
         ("misunderstanding", "#5c6bc0", [len(counts[m]) if m not in ABOUT_CODE else 0 for m in names]),
-        ("unfinished, hung, crashed", "#9e9e9e", [len(counts[m]) if m in ABOUT_CODE else 0 for m in names])],
+        ("unfinished, hung, raised an error", "#9e9e9e", [len(counts[m]) if m in ABOUT_CODE else 0 for m in names])],
         summary.students)
     return scores, mistakes
 
