@@ -208,8 +208,8 @@ def test_the_dashboard_lists_broken_submissions_by_name(graded_class):
 def test_the_dashboard_says_who_made_each_mistake_in_which_exercise(graded_class):
     out, _ = graded_class
     page = (out / "class.html").read_text()
-    row = next(r for r in page.split("<tr>") if "<code>scale_by_dk</code>" in r)
-    assert "2 (33%)" in row and f"<code>{SDPA}</code>" in row and "feedback/ben.html" in row
+    row = next(r for r in page.split("class='mistake'") if "<code>scale_by_dk</code>" in r)
+    assert "2 students (33%)" in row and f"<code>{SDPA}</code>" in row and "feedback/ben.html" in row
     assert "The student&#x27;s attention weights are too flat" in row or "The student's attention" in row
     assert not re.search(r"\byour?\b", row, re.I)
 

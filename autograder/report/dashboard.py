@@ -235,7 +235,11 @@ def class_average_maps(students: list[Student], exercise: str) -> str:
                 maps.append((t.name, t.extra_data["heatmap"]))
     if not maps:
         return ""
-    name = Counter(n for n, _ in maps).most_common(1)[0][0]
+    # A check whose expected weights are the same for every student (a worked example, public
+    # inputs) averages into a picture of what the class did; otherwise the most common check.
+    counts = Counter(n for n, _ in maps)
+    same_inputs = {n for n in counts if len({repr(h.get("expected")) for m, h in maps if m == n}) == 1}
+    name = max(counts, key=lambda n: (n in same_inputs and counts[n] > 1, counts[n], n))
     chosen = [h for n, h in maps if n == name]
     shapes = Counter(_shape(h.get("got")) for h in chosen if _shape(h.get("got")) == _shape(h.get("expected")))
     if not shapes:
@@ -248,12 +252,13 @@ def class_average_maps(students: list[Student], exercise: str) -> str:
     got = _mean([h["got"] for h in finite])
     expected = _mean([h["expected"] for h in finite])
     check = name.split(": ", 1)[-1]
-    note = (f"Check “{check}”, {len(finite)} students with {shape[0]} × {shape[1]} weights"
+    note = (f"Check “{check}”{' (the same inputs for everyone)' if name in same_inputs else ''}, "
+            f"{len(finite)} students with {shape[0]} × {shape[1]} weights"
             + (f" ({len(same) - len(finite)} with nan left out)" if len(finite) < len(same) else "") + ".")
     return (f"<h3><code>{escape(exercise)}</code></h3><p class='muted'>{escape(note)}</p><div class='maps'>"
             + figure(heatmap_svg(got, f"{exercise}: class average"), "class average of the students' weights")
-            + figure(heatmap_svg(expected, f"{exercise}: expected, averaged"), "expected weights, averaged over "
-                     "the same inputs")
+            + figure(heatmap_svg(expected, f"{exercise}: expected"), "expected weights" if name in same_inputs
+                     else "expected weights, averaged over the same inputs")
             + "</div>")
 
 
@@ -301,6 +306,9 @@ th[aria-sort=ascending] button::after{content:" ▲"} th[aria-sort=descending] b
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 dl.settings{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem} dl.settings dt{font-weight:600}
 dl.settings dd{margin:0}
+.mistake{border-left:4px solid #b58a00;padding:.1rem .8rem;margin:1rem 0} .mistake h3{margin:.3rem 0}
+.mistake p{margin:.3rem 0} .count{font-weight:400;color:#333} ul.who{margin:.2rem 0;padding-left:1.2rem}
+table.sortable td:first-child{white-space:nowrap}
 """
 
 
@@ -346,7 +354,7 @@ def dashboard_html(summary: BatchSummary, students: list[Student], settings: dic
     body = [meta_tags(assignment=a, graded=graded, summary=line),
             f"<h1>{escape(a)}: class dashboard</h1>",
             f"<p class='muted'>Graded {escape(graded)} by autograder {escape(version)}. "
-            f"<a href='index.html'>All assignments</a> · <a href='grades.csv'>grades.csv</a></p>",
+            f"<a href='index.html'>index</a> · <a href='grades.csv'>grades.csv</a></p>",
             "<ul class='facts'>"
             f"<li><strong>{n}</strong> students graded</li>"
             f"<li>mean <strong>{summary.mean:.1f}</strong> / {summary.max_score:g}</li>"
@@ -393,17 +401,15 @@ def dashboard_html(summary: BatchSummary, students: list[Student], settings: dic
                     who.append(s)
     if made:
         order = sorted(made, key=lambda m: (m in ABOUT_CODE, -len({s.name for w in made[m].values() for s in w}), m))
-        rows = []
         for m in order:
             count = len({s.name for w in made[m].values() for s in w})
             where = "".join(f"<li><code>{escape(e)}</code>: {', '.join(_link(s) for s in who)}</li>"
                             for e, who in made[m].items())
             first = next(iter(made[m]))
-            rows.append(f"<tr><td><span class='tag'>{escape(label(m))}</span><br><small><code>{escape(m)}</code>"
-                        f"</small></td><td class='num'>{count} ({100 * count / max(n, 1):.0f}%)</td>"
-                        f"<td><ul>{where}</ul></td><td>{markdown(mistake_meaning(m, first))}</td></tr>")
-        body.append("<div class='scroll'><table><thead><tr><th>mistake</th><th>students</th><th>who, in which "
-                    "exercise</th><th>what it means</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>")
+            body.append(f"<div class='mistake' id='m-{escape(m)}'><h3><span class='tag'>{escape(label(m))}</span> "
+                        f"<code>{escape(m)}</code> <span class='count'>{count} student{'s' if count != 1 else ''} "
+                        f"({100 * count / max(n, 1):.0f}%)</span></h3>"
+                        f"<p>{markdown(mistake_meaning(m, first))}</p><ul class='who'>{where}</ul></div>")
     else:
         body.append("<p>No catalogued mistake was made.</p>")
 

@@ -32,7 +32,7 @@ a{color:#0b57b0} code{font-size:.92em;background:#f1f3f5;padding:0 .2em;border-r
 .pts{float:right;font-weight:600;font-variant-numeric:tabular-nums}
 .pass{color:#17692e} .fail{color:#b3261e}
 pre{background:#f6f8fa;padding:.6rem;overflow-x:auto;font-size:.82rem;white-space:pre-wrap;max-width:100%}
-.tag{display:inline-block;background:#fff3cd;border:1px solid #b58a00;color:#3d2e00;border-radius:4px;
+.tag{display:inline-block;white-space:nowrap;background:#fff3cd;border:1px solid #b58a00;color:#3d2e00;border-radius:4px;
  padding:0 .4rem;font-size:.8rem;margin-right:.3rem}
 .tag.bad{background:#fde7e9;border-color:#b3261e;color:#5c0f0a}
 .tag.ok{background:#e6f4ea;border-color:#17692e;color:#0b3d1a}
@@ -45,7 +45,7 @@ svg{max-width:100%;height:auto} .chart{margin:1rem 0}
 ul.checks{list-style:none;padding-left:0} ul.checks li{margin:.3rem 0}
 details{margin:1rem 0} summary{cursor:pointer;font-weight:600}
 .scroll{overflow-x:auto;max-width:100%}
-table{border-collapse:collapse} td,th{padding:.25rem .5rem;border-bottom:1px solid #e3e3e3;text-align:left}
+table{border-collapse:collapse;overflow-wrap:normal} td,th{padding:.25rem .5rem;border-bottom:1px solid #e3e3e3;text-align:left}
 th{background:#f6f8fa}
 """
 
@@ -157,7 +157,7 @@ def heatmap_svg(weights: list[list[float]], title: str, row_axis: str = "query p
            f'<text x="{left + n_cols * cell / 2:.0f}" y="12" text-anchor="middle" fill="#1f1f1f">'
            f'{escape(col_axis)} →</text>',
            f'<text transform="translate(11 {top + n_rows * cell / 2:.0f}) rotate(-90)" text-anchor="middle" '
-           f'fill="#1f1f1f">{escape(row_axis)} →</text>']
+           f'fill="#1f1f1f">← {escape(row_axis)}</text>']  # read upwards: the arrow points down
     for j in range(0, n_cols, every):
         out.append(f'<text x="{left + j * cell + cell / 2:.1f}" y="{top - 6}" text-anchor="middle" '
                    f'fill="#333">{j}</text>')
