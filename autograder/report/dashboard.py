@@ -364,7 +364,7 @@ def dashboard_html(summary: BatchSummary, students: list[Student], settings: dic
             "submissions need a look</li></ul>"]
 
     # Submissions that need a look, by name.
-    body.append("<h2 id='broken'>Submissions that need a look</h2>")
+    body.append("<section id='broken'><h2>Submissions that need a look</h2>")
     kinds = {"unreadable": "Could not be read (nothing in them ran)",
              "hung": "Hung (ran past the time limit)",
              "crashed": "Crashed (ended the process running them)",
@@ -378,6 +378,7 @@ def dashboard_html(summary: BatchSummary, students: list[Student], settings: dic
             body.append(f"<h3>{escape(heading)}: {len(who)}</h3><ul>{items}</ul>")
     if not any_broken:
         body.append("<p>None: every submission was read and ran within its limits.</p>")
+    body.append("</section>")
 
     # Charts.
     tallies = summary.exercises
@@ -441,7 +442,7 @@ def dashboard_html(summary: BatchSummary, students: list[Student], settings: dic
         rows.append(f"<tr><td data-v='{escape(s.shown.lower(), quote=True)}'>{_link(s)}</td>{''.join(cells)}"
                     f"<td data-v='{escape(key, quote=True)}'>{flags}</td></tr>")
     body.append(f"<h2 id='roster'>Roster ({len(students)})</h2><p class='muted'>Click a column's name to sort; a "
-                "name opens the student's feedback page.</p><div class='scroll'><table class='sortable'><thead><tr>"
+                "name opens the student's feedback page.</p><div class='scroll'><table class='sortable' id='roster-table'><thead><tr>"
                 + "".join(head) + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>")
 
     # Settings.
