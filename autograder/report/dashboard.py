@@ -442,7 +442,8 @@ def dashboard_html(summary: BatchSummary, students: list[Student], settings: dic
         rows.append(f"<tr><td data-v='{escape(s.shown.lower(), quote=True)}'>{_link(s)}</td>{''.join(cells)}"
                     f"<td data-v='{escape(key, quote=True)}'>{flags}</td></tr>")
     body.append(f"<h2 id='roster'>Roster ({len(students)})</h2><p class='muted'>Click a column's name to sort; a "
-                "name opens the student's feedback page.</p><div class='scroll'><table class='sortable' id='roster-table'><thead><tr>"
+                "name opens the student's feedback page.</p>"
+                "<div class='scroll'><table class='sortable' id='roster-table'><thead><tr>"
                 + "".join(head) + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>")
 
     # Settings.

@@ -32,8 +32,8 @@ a{color:#0b57b0} code{font-size:.92em;background:#f1f3f5;padding:0 .2em;border-r
 .pts{float:right;font-weight:600;font-variant-numeric:tabular-nums}
 .pass{color:#17692e} .fail{color:#b3261e}
 pre{background:#f6f8fa;padding:.6rem;overflow-x:auto;font-size:.82rem;white-space:pre-wrap;max-width:100%}
-.tag{display:inline-block;white-space:nowrap;background:#fff3cd;border:1px solid #b58a00;color:#3d2e00;border-radius:4px;
- padding:0 .4rem;font-size:.8rem;margin-right:.3rem}
+.tag{display:inline-block;white-space:nowrap;background:#fff3cd;border:1px solid #b58a00;color:#3d2e00;
+ border-radius:4px;padding:0 .4rem;font-size:.8rem;margin-right:.3rem}
 .tag.bad{background:#fde7e9;border-color:#b3261e;color:#5c0f0a}
 .tag.ok{background:#e6f4ea;border-color:#17692e;color:#0b3d1a}
 .verdict{border:2px solid #d0d0d0;border-radius:8px;padding:.8rem 1rem;margin:1rem 0}
@@ -45,7 +45,8 @@ svg{max-width:100%;height:auto} .chart{margin:1rem 0}
 ul.checks{list-style:none;padding-left:0} ul.checks li{margin:.3rem 0}
 details{margin:1rem 0} summary{cursor:pointer;font-weight:600}
 .scroll{overflow-x:auto;max-width:100%}
-table{border-collapse:collapse;overflow-wrap:normal} td,th{padding:.25rem .5rem;border-bottom:1px solid #e3e3e3;text-align:left}
+table{border-collapse:collapse;overflow-wrap:normal}
+td,th{padding:.25rem .5rem;border-bottom:1px solid #e3e3e3;text-align:left}
 th{background:#f6f8fa}
 """
 
