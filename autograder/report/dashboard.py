@@ -251,6 +251,10 @@ def class_average_maps(students: list[Student], exercise: str) -> str:
         return ""
     got = _mean([h["got"] for h in finite])
     expected = _mean([h["expected"] for h in finite])
+    off = _mean([[[abs(a - b) for a, b in zip(rg, re_, strict=True)] for rg, re_ in zip(h["got"], h["expected"],
+                                                                                      strict=True)]
+                 for h in finite])
+    top = max(max(r) for r in off) or 1.0
     check = name.split(": ", 1)[-1]
     note = (f"Check “{check}”{' (the same inputs for everyone)' if name in same_inputs else ''}, "
             f"{len(finite)} students with {shape[0]} × {shape[1]} weights"
@@ -259,6 +263,8 @@ def class_average_maps(students: list[Student], exercise: str) -> str:
             + figure(heatmap_svg(got, f"{exercise}: class average"), "class average of the students' weights")
             + figure(heatmap_svg(expected, f"{exercise}: expected"), "expected weights" if name in same_inputs
                      else "expected weights, averaged over the same inputs")
+            + figure(heatmap_svg(off, f"{exercise}: where the class is off", vmax=top, scale=("0", f"{top:.2g}")),
+                     "where the class is off: mean |student − expected| (its own scale)")
             + "</div>")
 
 
@@ -306,6 +312,7 @@ th[aria-sort=ascending] button::after{content:" ▲"} th[aria-sort=descending] b
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 dl.settings{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem} dl.settings dt{font-weight:600}
 dl.settings dd{margin:0}
+.chart svg{width:30rem;max-width:100%}
 .mistake{border-left:4px solid #b58a00;padding:.1rem .8rem;margin:1rem 0} .mistake h3{margin:.3rem 0}
 .mistake p{margin:.3rem 0} .count{font-weight:400;color:#333} ul.who{margin:.2rem 0;padding-left:1.2rem}
 table.sortable td:first-child{white-space:nowrap}

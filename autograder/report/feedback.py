@@ -43,6 +43,8 @@ pre{background:#f6f8fa;padding:.6rem;overflow-x:auto;font-size:.82rem;white-spac
 .maps figure{margin:0;max-width:100%} .maps figcaption{font-size:.85rem;text-align:center;color:#333}
 svg{max-width:100%;height:auto} .chart{margin:1rem 0}
 ul.checks{list-style:none;padding-left:0} ul.checks li{margin:.3rem 0}
+.detail{background:#f6f8fa;padding:.4rem .6rem;margin:.3rem 0 .6rem;border-radius:4px}
+.detail p.why{margin:.2rem 0;font-size:.9rem} pre.arrays{white-space:pre;padding:.2rem 0;margin:.2rem 0}
 details{margin:1rem 0} summary{cursor:pointer;font-weight:600}
 .scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;overflow-wrap:normal}
@@ -137,10 +139,10 @@ def shade(v: float) -> str:
 
 
 def heatmap_svg(weights: list[list[float]], title: str, row_axis: str = "query position",
-                col_axis: str = "key position", scale: tuple[str, str] = ("0", "1")) -> str:
+                col_axis: str = "key position", scale: tuple[str, str] = ("0", "1"), vmax: float = 1.0) -> str:
     """A matrix of weights in [0, 1] as an SVG heatmap: axis titles, numbered rows and
     columns, a colour scale below; -1 (nan or inf) in its own colour. Cells are sized so the
-    whole map is about 300 px wide (10 to 44 px a cell)."""
+    whole map is about 300 px wide (10 to 44 px a cell). ``vmax``: the value drawn darkest."""
     rows = [list(r[:MAX_CELLS]) for r in weights[:MAX_CELLS]]
     n_rows, n_cols = len(rows), max((len(r) for r in rows), default=0)
     if not n_rows or not n_cols:
@@ -170,7 +172,7 @@ def heatmap_svg(weights: list[list[float]], title: str, row_axis: str = "query p
             v = r[j] if j < len(r) else 0.0
             shown = "nan or inf" if v < 0 else f"{v:.3f}"
             out.append(f'<rect x="{left + j * cell}" y="{top + i * cell}" width="{cell}" height="{cell}" '
-                       f'fill="{shade(v)}" stroke="#c8c8c8" stroke-width="0.5">'
+                       f'fill="{shade(v / vmax if v >= 0 else v)}" stroke="#c8c8c8" stroke-width="0.5">'
                        f'<title>{escape(row_axis)} {i}, {escape(col_axis)} {j}: {shown}</title></rect>')
     # The colour scale: ten steps from 0 to 1, and nan/inf when present.
     y = top + n_rows * cell + 14
@@ -313,18 +315,40 @@ def fix_line(exercise: str, tests: list[TestResult], diagnoses: list[tuple[str, 
     if diagnoses:
         m, text = diagnoses[0]
         more = f" (and {len(diagnoses) - 1} more)" if len(diagnoses) > 1 else ""
-        return f"<span class='tag'>{escape(label(m))}</span>{markdown(plain(first_sentence(text)))}{more}"
+        return f"<span class='tag'>{escape(label(m))}</span>{markdown(first_sentence(plain(text)))}{more}"
     failed = next(k for k, t in enumerate(tests) if t.status == "failed")
     t = tests[failed]
     why = details.get(failed) or t.output
     if t.output.startswith("running ") and "no result came back" in t.output:
-        return f"<span class='tag bad'>crashed</span>{markdown(plain(first_sentence(why)))}"
+        return f"<span class='tag bad'>crashed</span>{markdown(first_sentence(plain(why)))}"
     if t.misconception == "crashed":
-        return f"<span class='tag bad'>raised an error</span>{markdown(plain(first_sentence(why)))}"
-    return f"{escape(t.title)}: {markdown(plain(first_sentence(why)))}"
+        return f"<span class='tag bad'>raised an error</span>{markdown(first_sentence(plain(why)))}"
+    return f"{escape(t.title)}: {markdown(first_sentence(plain(why)))}"
 
 
 # ---------------------------------------------------------------- the page
+
+_TABLE_LINE = re.compile(r"\s*(yours\b|expected\b|\.\.\.|[-+]?(\d|nan|inf))")
+
+
+def detail_html(text: str) -> str:
+    """A check's message: sentences as wrapping text, the side-by-side arrays as a block that
+    keeps its columns (and scrolls sideways inside itself on a narrow screen)."""
+    blocks: list[tuple[bool, list[str]]] = []
+    for line in text.split("\n"):
+        table = bool(_TABLE_LINE.match(line))
+        if blocks and blocks[-1][0] == table:
+            blocks[-1][1].append(line)
+        else:
+            blocks.append((table, [line]))
+    out = []
+    for table, lines in blocks:
+        if table:
+            out.append(f"<pre class='arrays'>{escape(chr(10).join(lines))}</pre>")
+        elif any(x.strip() for x in lines):
+            out.append(f"<p class='why'>{escape(' '.join(x.strip() for x in lines if x.strip()))}</p>")
+    return f"<div class='detail'>{''.join(out)}</div>"
+
 
 def feedback_html(student: str, assignment: str, results: Results) -> str:
     """Everything from the submission or the results is HTML-escaped; the name is also made
@@ -380,7 +404,7 @@ def feedback_html(student: str, assignment: str, results: Results) -> str:
             item = f"<li>{mark} {escape(t.title)} <small class='muted'>({t.score:g}/{t.max_score:g})</small>"
             detail = "" if ok or common else details.get(k, "")
             if detail:
-                item += f"<pre>{escape(plain(detail))}</pre>"
+                item += detail_html(plain(detail))
             items.append(item + "</li>")
         body.append(f"<ul class='checks'>{''.join(items)}</ul></section>")
 
