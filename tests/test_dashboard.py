@@ -83,7 +83,7 @@ def test_no_tolerance_formula_and_no_bare_cell_number():
     page = feedback_html("ada", "ps2", dk_results(printed="hello\n"))
     assert "allowed 1e-06" not in page and "·|expected|" not in page
     assert "largest difference 0.2" in page
-    assert not re.search(r"(?<!code )cell 17", page)
+    assert not re.search(r"(?<!notebook )cell 17", page)
 
 
 def test_printed_output_goes_last_collapsed_and_once_after_a_restart():

@@ -115,8 +115,8 @@ def plain(text: str) -> str:
         text = pattern.sub(words, text)
     text = _UNOPENABLE.sub(_NOTEBOOK_ADVICE, text)
     text = text.replace("(see the problems above)", "(see “About your submission”)")
-    # The engine labels a notebook's cells by their number among all cells; say where to look.
-    text = _CELL.sub(lambda m: f"code cell {m.group(1)} (counting every cell from the top of the notebook)", text)
+    # The engine numbers a notebook's cells from the top, markdown cells included.
+    text = _CELL.sub(lambda m: f"notebook cell {m.group(1)}", text)
     return text
 
 
