@@ -261,3 +261,14 @@ def test_the_old_module_name_still_gives_the_printed_summary():
 
     assert summary_text(summarize_class("ps2", [])) == "ps2: no submissions."
     assert Path(__file__)  # the summary the command prints comes from dashboard.summary_text
+
+
+def test_a_cells_problem_is_tied_to_its_exercise_when_the_results_show_it():
+    raised = t("attention_shapes", "sizes", False, "attention_shapes raised ValueError: bad shapes here (cell 4, "
+               "line 2). ", "crashed")
+    hung = t(SDPA, "x", False, "x ran past the time limit of 3 s, so ...", "timeout")
+    results = Results(0, 2, 0.1, "cell 4 raised ValueError: bad shapes here\ncell 9 ran past the 3 s time limit and "
+                      "was skipped", [raised, hung])
+    page = feedback_html("ada", "ps2", results)
+    assert "notebook cell 4 raised ValueError: bad shapes here (the error attention_shapes raises" in page
+    assert f"notebook cell 9 ran past the 3 s time limit and was skipped ({SDPA} also ran past" in page

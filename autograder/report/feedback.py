@@ -328,6 +328,24 @@ def fix_line(exercise: str, tests: list[TestResult], diagnoses: list[tuple[str, 
 
 # ---------------------------------------------------------------- the page
 
+_CELL_PROBLEM = re.compile(r"cell \d+ (raised (.{12,}?)|ran past the [\d.]+ s time limit)( and was skipped)?$")
+
+
+def related(problem: str, groups: dict[str, list[TestResult]]) -> str:
+    """The exercise a cell's problem belongs with, when the results show it: the same error
+    raised by an exercise's function, or the one exercise that also ran out of time."""
+    m = _CELL_PROBLEM.search(problem)
+    if not m:
+        return ""
+    if m.group(2):
+        msg = m.group(2)[:60]
+        hits = [e for e, ts in groups.items()
+                if any(t.status == "failed" and f"raised {msg}" in t.output for t in ts)]
+        return f" (the error {hits[0]} raises: see {hits[0]} below)" if len(hits) == 1 else ""
+    hung = [e for e, ts in groups.items() if any(t.misconception == "timeout" for t in ts)]
+    return f" ({hung[0]} also ran past the time limit: see {hung[0]} below)" if len(hung) == 1 else ""
+
+
 _TABLE_LINE = re.compile(r"\s*(yours\b|expected\b|\.\.\.|[-+]?(\d|nan|inf))")
 
 
@@ -380,7 +398,8 @@ def feedback_html(student: str, assignment: str, results: Results) -> str:
     verdict.append("</section>")
     body += verdict
     if problems and not common:
-        lines = "".join(f"<li>{markdown(plain(line))}</li>" for line in problems.split("\n") if line.strip())
+        lines = "".join(f"<li>{markdown(plain(line))}{escape(related(line, groups))}</li>"
+                        for line in problems.split("\n") if line.strip())
         body.append(f"<h2>About your submission</h2><ul>{lines}</ul>")
 
     for e, ts in groups.items():
