@@ -315,7 +315,8 @@ dl.settings dd{margin:0}
 .chart svg{width:30rem;max-width:100%}
 .mistake{border-left:4px solid #b58a00;padding:.1rem .8rem;margin:1rem 0} .mistake h3{margin:.3rem 0}
 .mistake p{margin:.3rem 0} .count{font-weight:400;color:#333} ul.who{margin:.2rem 0;padding-left:1.2rem}
-table.sortable td:first-child{white-space:nowrap}
+table.sortable td:first-child{white-space:nowrap;position:sticky;left:0;background:#fff}
+table.sortable th:first-child{position:sticky;left:0;z-index:1}
 """
 
 
