@@ -34,7 +34,7 @@ from .assignments import exercise_points, exercises
 from .errors import GraderError
 from .grade import DEFAULT_TIMEOUT
 from .names import file_stem, one_line
-from .report.class_report import class_html
+from .report.dashboard import write_dashboard
 from .report.feedback import feedback_html
 from .report.table import grades_csv
 from .results import Results, from_json, write_atomic
@@ -343,7 +343,7 @@ def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None
     failures.sort(key=lambda f: f.student)
     summary = summarize_class(assignment, rows)
     write_atomic(out / "grades.csv", grades_csv(rows, names, [f.student for f in failures]))
-    write_atomic(out / "class.html", class_html(summary))
+    write_dashboard(out, summary, rows, failures, root=Path(root), timeout=timeout, jobs=jobs)  # and index.html
     return BatchResult(rows, failures, summary)
 
 
