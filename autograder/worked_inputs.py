@@ -15,9 +15,15 @@ import numpy as np
 
 
 def _frozen(*rows) -> np.ndarray:
+    """A matrix of these rows that nobody can change: every notebook, check and test shares it."""
     a = np.array(rows, dtype=np.float64)
-    a.setflags(write=False)  # shared by every notebook, check and test: nobody may change it
+    a.setflags(write=False)
     return a
+
+
+def _vector(*values) -> np.ndarray:
+    """A vector of these values that nobody can change."""
+    return _frozen(*values).reshape(-1)
 
 
 # ================================================================= problem set 1
@@ -49,7 +55,7 @@ W_K_RIVER = _frozen([1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 0.0])
 RIVER_BANK_BLEND = {"raw": 2.9, "wired": 5.4}
 
 # Warm jacket: warm's query against the keys of warm and jacket; values are the keys.
-WARM_QUERY = _frozen([0.0, 2.0])
+WARM_QUERY = _vector(0.0, 2.0)
 WARM_JACKET_KEYS = _frozen([1.0, 0.0], [0.0, 1.0])
 # Warm jacket for winter: one-hot word types (adjective, noun, neither); W_Q turns
 # "adjective" into a query of strength 3 on "noun"; W_K = I; scores unscaled.
@@ -107,8 +113,8 @@ CAT_SAT_BY_HAND = {
 }
 
 # Softmax ignores a constant shift: q_i . b_K is the same for every key of row i.
-BIAS_QUERY = _frozen([1.0, 2.0])
-B_K_EXAMPLE = _frozen([0.5, -1.0])  # shift: 1 * 0.5 + 2 * (-1) = -1.5
+BIAS_QUERY = _vector(1.0, 2.0)
+B_K_EXAMPLE = _vector(0.5, -1.0)  # shift: 1 * 0.5 + 2 * (-1) = -1.5
 
 # Shapes: (B, T_q, T_k, d, d_k, d_v).
 BATCH_SHAPES = (2, 5, 5, 16, 8, 8)

@@ -17,7 +17,8 @@ def _river_bank(call):
         if weights.shape != (3, 3) or out.shape != (3, 4):
             raise Fail(f"for X of shape (3, 4) expected out (3, 4) and weights (3, 3); got {out.shape} and {weights.shape}.")
         _, want = worked_examples.answer(call)
-        expect_close(weights, want, F, "river-bank weights (the table: the keeps 0.576 on itself)", RIVER_BANK)
+        # within the notebook's table, which has 3 decimals
+        expect_close(weights, want, F, "river-bank weights (the table: the keeps 0.576 on itself)", atol=5e-4)
         expect_close(out, weights @ RIVER_BANK, F, "out (should be weights @ X)", RIVER_BANK)
         return Verdict(True, "the river-bank weights match the worked example.")
     return judge

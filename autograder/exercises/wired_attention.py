@@ -15,8 +15,8 @@ def _hand_wiring(call):
         out, weights, scores = parts(returned(outcomes[0], F), 3, F, "out, weights, scores")
         want_out, want_weights, want_scores = worked_examples.answer(call)
         expect_close(scores, want_scores, F, "scores (unscaled Q @ K.T: bank on river is 1.62)", *call.args)
-        expect_close(weights, want_weights, F, "weights (bank on river is 0.500)", *call.args)
-        expect_close(out, want_out, F, "out (should be weights @ X)", *call.args)
+        expect_close(weights, want_weights, F, "weights (bank on river is 0.500)", atol=5e-4)  # the table's 3 decimals
+        expect_close(out, weights @ call.args[0], F, "out (should be weights @ X)", *call.args)
         return Verdict(True, "the hand-wired river-bank scores, weights and output match the worked example.")
     return judge
 
