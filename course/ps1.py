@@ -53,7 +53,7 @@ def show_heatmaps(panels, labels=None):
         if labels is not None:
             ax.set_xticks(range(len(labels)), labels)
             ax.set_yticks(range(len(labels)), labels)
-        if weights.size <= 64:  # small enough to write each weight in its square
+        if weights.size <= 36:  # small enough to write each weight in its square
             for (i, j), w in np.ndenumerate(weights):
                 ax.text(j, i, f"{w:.2f}", ha="center", va="center", color="white" if w > 0.6 else "black")
     plt.tight_layout()
@@ -485,8 +485,9 @@ try:
         plt.axhline(1 / 8, color="gray", linestyle=":", label="a flat row: 1/8")
         plt.xlabel("width d")
         plt.ylabel("mean largest weight of 8")
-        plt.ylim(0, 1.05)
-        plt.legend()
+        plt.ylim(0, 1.4)
+        plt.yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+        plt.legend(loc="upper left", fontsize="small")
         plt.show()
 except NotImplementedError:
     print("Implement score_spread above first.")

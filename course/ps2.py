@@ -57,7 +57,7 @@ def show_heatmaps(panels, labels=None):
         if labels is not None:
             ax.set_xticks(range(len(labels)), labels)
             ax.set_yticks(range(len(labels)), labels)
-        if weights.size <= 64:  # small enough to write each weight in its square
+        if weights.size <= 36:  # small enough to write each weight in its square
             for (i, j), w in np.ndenumerate(weights):
                 ax.text(j, i, f"{w:.2f}", ha="center", va="center", color="white" if w > 0.6 else "black")
     plt.tight_layout()

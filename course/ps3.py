@@ -49,7 +49,7 @@ def show_heatmaps(panels, labels=None):
         if labels is not None:
             ax.set_xticks(range(len(labels)), labels)
             ax.set_yticks(range(len(labels)), labels)
-        if weights.size <= 64:  # small enough to write each weight in its square
+        if weights.size <= 36:  # small enough to write each weight in its square
             for (i, j), w in np.ndenumerate(weights):
                 ax.text(j, i, f"{w:.2f}", ha="center", va="center", color="white" if w > 0.6 else "black")
     plt.tight_layout()
@@ -346,8 +346,9 @@ except NotImplementedError:
 # $3 \times 768 \times 64 = 147{,}456$ weights; all 12 together make up the fused
 # $(768, 2304)$ matrix of problem set 2.
 #
-# **The layout.** With $n$ heads of width $d_{\text{head}}$, `W_Q`, `W_K`, `W_V` are
-# `(d, n * d_head)` and head $h$ owns the columns `h*d_head : (h+1)*d_head`. Each head runs
+# **The layout.** With $n$ heads of width $d_{\text{head}}$, numbered from 0 like everything
+# else, `W_Q`, `W_K`, `W_V` are `(d, n * d_head)` and head $h$ owns the columns
+# `h*d_head : (h+1)*d_head`. Each head runs
 # `scaled_dot_product_attention` on its own $Q_h, K_h, V_h$ with the default scale
 # $1/\sqrt{d_{\text{head}}}$, giving $o_h$ of shape `(..., T, d_head)`. The usual recipe then
 # **concatenates** the $o_h$ along the last axis and multiplies by $W_O$ of shape
@@ -356,9 +357,9 @@ except NotImplementedError:
 # **Concatenate-then-project is a sum.** Cut $W_O$ into row blocks, $W_O^{(h)}$ = rows
 # `h*d_head : (h+1)*d_head`. Block matrix multiplication gives
 #
-# $$\big[\, o_1 \,|\, o_2 \,|\, \cdots \,|\, o_n \,\big]\, W_O = \sum_{h=1}^{n} o_h\, W_O^{(h)} .$$
+# $$\big[\, o_0 \,|\, o_1 \,|\, \cdots \,|\, o_{n-1} \,\big]\, W_O = \sum_{h=0}^{n-1} o_h\, W_O^{(h)} .$$
 #
-# Tiny check by hand: two heads of width 1 with outputs $o_1 = 2$, $o_2 = 1$, and
+# Tiny check by hand: two heads of width 1 with outputs $o_0 = 2$, $o_1 = 1$, and
 # $W_O = \begin{pmatrix} 1 & 0 \\ 0.5 & 1 \end{pmatrix}$. Concatenated: $(2, 1)\, W_O = (2.5, 1)$.
 # As a sum: $2\,(1, 0) + 1\,(0.5, 1) = (2, 0) + (0.5, 1) = (2.5, 1)$. Same thing.
 #

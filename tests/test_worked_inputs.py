@@ -195,14 +195,21 @@ def _quoted(assignment: str) -> list[tuple[str, float]]:
         q += [(f"{v:.3f}", v) for v in weights[1, :2]]
         q += [(f"{v:.2f}", v) for v in S[2] / np.sqrt(2)] + [(f"{by_hand['sum_sat']}", np.exp(
             (S[2] - S[2].max()) / np.sqrt(2)).sum())]
-        q += [("= 4", S[2, 1] + 0 * 4.0)]
+        q += [("= 4", S[2, 1])]  # S[sat, cat]
+        B, T, _, d, d_k, _ = W.BATCH_SHAPES
+        long = W.LONG_CONTEXT
+        q += [(f"{3 * d * d_k}", 3 * d * d_k), (f"{long['scores']:,}", long["T"] ** 2),
+              (f"{long['megabytes_float32']} MB", long["T"] ** 2 * 4 / 1e6), ("2304", 3 * 768)]
     elif assignment == "ps3":
         q_, k_, out, weights, causal = _head()
         q += [(f"{v:.3f}", v) for v in causal[2]] + [("0.909", weights[2, 1]), ("0.045", weights[2, 0])]
         g = W.GAIN_EXAMPLE
         q += [(f"{g['bound']}", 999 * (g["T"] - 1)), (f"{g['log_bound']:.2f}", np.log(g["bound"])),
               (f"{g['gain']}", np.sqrt(g["T"]) * np.log(g["bound"]))]
-        q += [("147{,}456", 3 * 768 * 64)]
+        gpt2 = W.GPT2_SMALL
+        assert gpt2["per_head_weights"] == 3 * gpt2["d_model"] * gpt2["d_head"]
+        assert gpt2["n_heads"] * gpt2["d_head"] == gpt2["d_model"] and gpt2["c_attn"][1] == 3 * gpt2["d_model"]
+        q += [("147{,}456", gpt2["per_head_weights"]), ("2304", gpt2["c_attn"][1])]
     return q
 
 
