@@ -194,7 +194,7 @@ except NotImplementedError:
 #   at all, yet keeps 57.6% on itself. With random vectors it gets extreme: for $d$
 #   unit-variance coordinates the self-score is about $d$, while a score with another token
 #   is typically only about $\pm\sqrt{d}$. With 4 random tokens in $d = 16$ dimensions, each
-#   row puts about **99.5%** of its weight on itself: attention that only looks in a mirror.
+#   row puts about **99.4%** of its weight on itself: attention that only looks in a mirror.
 # - **Symmetry.** $S_{ij} = x_i \cdot x_j = S_{ji}$: river·bank is 0.54 *both ways*. But
 #   relevance is not symmetric. In "the animal didn't cross because it was tired", "it"
 #   badly needs "animal", while "animal" does not need "it" at all.
@@ -383,7 +383,7 @@ except NotImplementedError:
 # exercise 2 (4 tokens, $d = 16$), now with random $16 \times 8$ matrices: separate $W_Q$ and
 # $W_K$, then one shared $W = W_Q = W_K$. With the shared matrix, $q_i \cdot k_i =
 # \lVert x_i W \rVert^2 \ge 0$ is a square again and the weight on itself climbs back to
-# about 0.74 (raw attention: 0.995; separate matrices: 0.27). Sharing one matrix for queries
+# about 0.74 (raw attention: 0.994; separate matrices: 0.27). Sharing one matrix for queries
 # and keys (or for all three jobs) is a classic mistake.
 
 # %%

@@ -67,8 +67,8 @@ from autograder.worked_inputs import (HEAD_TOKENS, HEAD_X, PREVIOUS_TOKEN_VOCAB,
 # `softmax` (problem set 1), `causal_mask` and `scaled_dot_product_attention` (problem set 2)
 # into the three cells below, in place of their `raise NotImplementedError()` lines, then run
 # the cell after them: it runs those problem sets' checks on them again. They earn no points
-# here, but the demos and `multi_head_attention` use them, so fix anything those checks
-# report first. (If a check below says `multi_head_attention` is not implemented yet although
+# here, but the demos use them, and so does your `multi_head_attention`, also when it is
+# graded: fix anything those checks report first. (If a check below says `multi_head_attention` is not implemented yet although
 # you wrote it, one of these three still raises `NotImplementedError`.)
 
 # %% [solution] softmax
