@@ -20,6 +20,7 @@ import pytest
 
 import autograder.worked_inputs as W
 from autograder.assignments import exercise
+from autograder.exercises import previous_token_head as previous_token_head_exercise
 from autograder.exercises import score_spread as score_spread_exercise
 from solutions import ps1, ps2, ps3
 
@@ -29,10 +30,10 @@ import build  # noqa: E402
 
 DECIMAL = re.compile(r"(?<![\w.])(\d+\.\d+)(?!\w)")
 # Numbers the prose names that are settings rather than results: the grader's bars for the
-# previous-token head and what the notebook aims for, a scale of 1.0, a mask's 0.0, a bad size
-# (2.0) attention_shapes must reject.
-SETTINGS = {"ps1": {"0.0", "1000.0"}, "ps2": {"0.0", "1.0", "2.0"},
-            "ps3": {"0.99", "0.01", "0.999", "0.001", "1.0", "0.5"}}
+# previous-token head (CONTRACTS.md) and what the notebook aims for, as the checks hold them.
+SETTINGS = {"ps1": set(), "ps2": set(),
+            "ps3": {f"{v:g}" for v in (previous_token_head_exercise.BAR_WEIGHT, previous_token_head_exercise.BAR_OUTPUT,
+                                      previous_token_head_exercise.AIM, round(1 - previous_token_head_exercise.AIM, 3))}}
 
 
 def prose(assignment: str) -> str:
