@@ -77,6 +77,21 @@ def _self_weights(seed=None):
 
 
 @lru_cache(maxsize=None)
+def _long_run_self_weights(draws=20_000, seed=7):
+    """The same measurement on many draws, vectorised: (raw, separate, shared)."""
+    T, d, d_k = (W.RANDOM_TOKENS[k] for k in ("T", "d", "d_k"))
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((draws, T, d))
+    W_Q, W_K, W_shared = (np.linalg.qr(rng.standard_normal((draws, d, d_k)))[0] for _ in range(3))
+
+    def on_self(Q, K, scale):
+        weights = ps1.softmax(Q @ np.swapaxes(K, -1, -2) * scale, axis=-1)
+        return float(np.diagonal(weights, axis1=-2, axis2=-1).mean())
+    return {"raw": on_self(X, X, 1.0), "separate": on_self(X @ W_Q, X @ W_K, d_k ** -0.5),
+            "shared": on_self(X @ W_shared, X @ W_shared, d_k ** -0.5)}
+
+
+@lru_cache(maxsize=None)
 def _raw_self_weight_demo():
     """ps1's raw_self_attention demo: random tokens, raw attention only."""
     T, d, draws = W.RANDOM_TOKENS["T"], W.RANDOM_TOKENS["d"], W.RANDOM_TOKENS["draws"]
@@ -169,10 +184,6 @@ def test_every_decimal_in_the_prose_is_recomputed(assignment):
 
 # ---------------------------------------------------------------- the tables, both ways
 
-def _table(rows) -> list[str]:
-    return [" | ".join(str(x) for x in row) for row in rows]
-
-
 def _quoted(assignment: str) -> list[tuple[str, float]]:
     """(text as the prose writes it, the reference's value): each must appear in the prose."""
     q: list[tuple[str, float]] = []
@@ -245,21 +256,6 @@ def test_river_bank_blends():
     _, out_raw, _, out_wired, _, _ = _river_bank()
     assert round(out_raw[2, 0] / out_raw[2, 1], 1) == W.RIVER_BANK_BLEND["raw"] == 2.9
     assert round(out_wired[2, 0] / out_wired[2, 1], 1) == W.RIVER_BANK_BLEND["wired"] == 5.4
-
-
-@lru_cache(maxsize=None)
-def _long_run_self_weights(draws=20_000, seed=7):
-    """The same measurement on many draws, vectorised: (raw, separate, shared)."""
-    T, d, d_k = (W.RANDOM_TOKENS[k] for k in ("T", "d", "d_k"))
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((draws, T, d))
-    W_Q, W_K, W_shared = (np.linalg.qr(rng.standard_normal((draws, d, d_k)))[0] for _ in range(3))
-
-    def on_self(Q, K, scale):
-        weights = ps1.softmax(Q @ np.swapaxes(K, -1, -2) * scale, axis=-1)
-        return float(np.diagonal(weights, axis1=-2, axis2=-1).mean())
-    return {"raw": on_self(X, X, 1.0), "separate": on_self(X @ W_Q, X @ W_K, d_k ** -0.5),
-            "shared": on_self(X @ W_shared, X @ W_shared, d_k ** -0.5)}
 
 
 def test_self_weights_in_the_long_run_and_in_the_demos():
