@@ -368,7 +368,7 @@ def bank_on_river(knobs):
 try:
     print(f"raw attention, nothing to learn: bank -> river {raw_self_attention(RIVER_BANK)[1][2, 1]:.3f}")
     knobs = 0.1 * np.random.default_rng(0).standard_normal(16)  # a small random start
-    for step in range(41):
+    for step in range(31):
         if step % 10 == 0:
             print(f"step {step:2d}: bank -> river {bank_on_river(knobs):.3f}")
         # How the log of the weight changes when each knob moves a little, up and down:
@@ -390,18 +390,13 @@ except NotImplementedError:
 # Separate W_Q, W_K against one shared W, on random tokens.
 T, d, d_k, draws = (RANDOM_TOKENS[k] for k in ("T", "d", "d_k", "draws"))
 rng = np.random.default_rng(RANDOM_TOKENS["seed"])
-
-
-def random_W():
-    """A random (d, d_k) matrix with orthonormal columns: queries and keys get unit-variance entries."""
-    return np.linalg.qr(rng.standard_normal((d, d_k)))[0]
-
-
+tokens = rng.standard_normal((draws, T, d))  # `draws` sequences of T random tokens
+# For each sequence three random (d, d_k) matrices with orthonormal columns (so that queries
+# and keys get unit-variance entries): W_Q and W_K, and the shared W.
+W_Qs, W_Ks, W_shared = np.linalg.qr(rng.standard_normal((3, draws, d, d_k)))[0]
 try:
     on_self = {"raw": [], "separate": [], "shared": []}
-    for _ in range(draws):
-        X = rng.standard_normal((T, d))
-        W_Q, W_K, W = random_W(), random_W(), random_W()
+    for X, W_Q, W_K, W in zip(tokens, W_Qs, W_Ks, W_shared):
         on_self["raw"].append(np.diag(raw_self_attention(X)[1]).mean())
         on_self["separate"].append(np.diag(wired_attention(X, W_Q, W_K)[1]).mean())
         on_self["shared"].append(np.diag(wired_attention(X, W, W)[1]).mean())

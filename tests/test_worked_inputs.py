@@ -66,13 +66,13 @@ def _self_weights(seed=None):
     """The shared-matrix demo of ps1, as the notebook runs it: (raw, separate, shared)."""
     T, d, d_k, draws = (W.RANDOM_TOKENS[k] for k in ("T", "d", "d_k", "draws"))
     rng = np.random.default_rng(W.RANDOM_TOKENS["seed"] if seed is None else seed)
+    tokens = rng.standard_normal((draws, T, d))
+    W_Qs, W_Ks, W_shared = np.linalg.qr(rng.standard_normal((3, draws, d, d_k)))[0]
     on_self = {"raw": [], "separate": [], "shared": []}
-    for _ in range(draws):
-        X = rng.standard_normal((T, d))
-        W_Q, W_K, W_shared = (np.linalg.qr(rng.standard_normal((d, d_k)))[0] for _ in range(3))
+    for X, W_Q, W_K, W_one in zip(tokens, W_Qs, W_Ks, W_shared):
         on_self["raw"].append(np.diag(ps1.raw_self_attention(X)[1]).mean())
         on_self["separate"].append(np.diag(ps1.wired_attention(X, W_Q, W_K)[1]).mean())
-        on_self["shared"].append(np.diag(ps1.wired_attention(X, W_shared, W_shared)[1]).mean())
+        on_self["shared"].append(np.diag(ps1.wired_attention(X, W_one, W_one)[1]).mean())
     return {k: float(np.mean(v)) for k, v in on_self.items()}
 
 
