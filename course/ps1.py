@@ -19,6 +19,10 @@
 #   `(T, d)`, and a token is projected as `x @ W` (never `W @ x`). In this problem set every
 #   function takes one sequence `X` of shape `(T, d)`.
 # - Never modify an input array in place; build new arrays instead.
+# - **Single or double precision.** Inputs may be `float32` (single precision, what GPUs use)
+#   as well as the default `float64`, and hidden checks try both. Plain numpy code handles
+#   either without any conversion; a `float32` input may give a `float32` or a `float64`
+#   result. Just don't round, and don't turn the numbers into integers.
 # - Before you hand in, use *Kernel → Restart & Run All* to make sure everything runs from
 #   top to bottom.
 
@@ -26,6 +30,39 @@
 import numpy as np
 
 np.set_printoptions(precision=3, suppress=True)
+
+try:  # pictures need matplotlib; without it the picture cells print the numbers instead
+    import matplotlib.pyplot as plt
+except ImportError:
+    plt = None
+
+
+def show_heatmaps(panels, labels=None):
+    """Attention weights as pictures, side by side: ``panels`` maps a title to a (T_q, T_k) array
+    (row i: what query i looks at). Without matplotlib, prints the numbers instead."""
+    if plt is None:
+        for title, weights in panels.items():
+            print(f"{title}:\n{np.round(weights, 3)}")
+        return
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.8 * len(panels), 3.6), squeeze=False)
+    for ax, (title, weights) in zip(axes[0], panels.items()):
+        ax.imshow(weights, vmin=0, vmax=1, cmap="Blues")
+        ax.set_title(title)
+        ax.set_xlabel("key j (looked at)")
+        ax.set_ylabel("query i (looking)")
+        if labels is not None:
+            ax.set_xticks(range(len(labels)), labels)
+            ax.set_yticks(range(len(labels)), labels)
+        if weights.size <= 36:  # small enough to write each weight in its square
+            for (i, j), w in np.ndenumerate(weights):
+                ax.text(j, i, f"{w:.2f}", ha="center", va="center", color="white" if w > 0.6 else "black")
+    plt.tight_layout()
+    plt.show()
+
+# %% [given]
+# The worked examples' inputs, the same ones the check cells use (autograder/worked_inputs.py).
+from autograder.worked_inputs import (RANDOM_TOKENS, RIVER_BANK, RIVER_BANK_TOKENS, SCORE_SPREAD, SOFTMAX_BY_HAND,
+                                      W_K_RIVER, W_Q_RIVER)
 
 # %% [markdown]
 # ## The idea in a nutshell
@@ -83,6 +120,8 @@ np.set_printoptions(precision=3, suppress=True)
 # **Watch out.**
 #
 # - The naive `np.exp(S) / np.exp(S).sum(...)` overflows on large scores and returns `nan`.
+#   In single precision (`float32`) it happens much sooner: `np.exp` of a `float32` is `inf`
+#   above about 88.7, against 709.8 in `float64`. The shift by the row's maximum protects both.
 # - Use the `axis` you are given for *both* the shift and the sum, and keep that axis in the
 #   result (`keepdims=True`) so the division lines up element by element. Normalising over
 #   the wrong axis is a very common bug: the rows then no longer sum to 1.
@@ -94,10 +133,9 @@ np.set_printoptions(precision=3, suppress=True)
 # %%
 # Try it: compare with the worked numbers above.
 try:
-    print(softmax(np.array([0.0, 2.0])))           # about [0.12, 0.88]
-    print(softmax(np.array([3.0, 0.0, 0.0])))      # about [0.909, 0.045, 0.045]
-    print(softmax(np.array([0.0, -np.inf, 1.0])))  # about [0.269, 0, 0.731]
-    print(softmax(np.array([1000.0, 0.0])))        # [1, 0], not nan
+    for scores, by_hand in SOFTMAX_BY_HAND:
+        print(f"softmax{scores} = {softmax(np.array(scores))}   by hand: {by_hand}")
+    print("in float32:", softmax(np.array([100.0, 0.0], dtype=np.float32)))  # [1, 0], not nan
 except NotImplementedError:
     print("Implement softmax above first.")
 
@@ -141,6 +179,14 @@ except NotImplementedError:
 # | **river** | 0.193 | 0.475 | 0.332 |
 # | **bank** | 0.185 | 0.317 | 0.498 |
 #
+# What does "bank" end up carrying? Its output is its row of weights times the embeddings:
+#
+# $$0.185\,x_{\text{the}} + 0.317\,x_{\text{river}} + 0.498\,x_{\text{bank}}
+#   = (0.435,\ 0.149,\ 0.543,\ 0.185),$$
+#
+# with water $0.317 \cdot 0.9 + 0.498 \cdot 0.3 = 0.435$ and money $0.498 \cdot 0.3 = 0.149$:
+# a blend of about **2.9 parts water to 1 part money**, most of it bank's own vector.
+#
 # Two defects jump out.
 #
 # - **Self-focus.** Every token's biggest weight is on itself. A token's score with itself
@@ -148,10 +194,14 @@ except NotImplementedError:
 #   at all, yet keeps 57.6% on itself. With random vectors it gets extreme: for $d$
 #   unit-variance coordinates the self-score is about $d$, while a score with another token
 #   is typically only about $\pm\sqrt{d}$. With 4 random tokens in $d = 16$ dimensions, each
-#   row puts about **99.5%** of its weight on itself: attention that only looks in a mirror.
+#   row puts about **99.4%** of its weight on itself: attention that only looks in a mirror.
 # - **Symmetry.** $S_{ij} = x_i \cdot x_j = S_{ji}$: river·bank is 0.54 *both ways*. But
 #   relevance is not symmetric. In "the animal didn't cross because it was tired", "it"
 #   badly needs "animal", while "animal" does not need "it" at all.
+#
+# And there is nothing to adjust: $X X^\top$ has **no parameters**. For a given sentence
+# these weights are what they are, forever; no amount of training can teach "bank" to look
+# at "river".
 #
 # The root cause: one vector is doing three jobs at once: *what a token is looking for*,
 # *what it advertises to others*, and *what it hands over when chosen*. Exercise 3 starts
@@ -175,20 +225,17 @@ except NotImplementedError:
 # %% [tests] raw_self_attention
 
 # %%
-# Try it on the river bank, then on random vectors.
-X_river = np.array([
-    [0.0, 0.0, 0.0, 1.0],  # the
-    [0.9, 0.0, 0.3, 0.0],  # river
-    [0.3, 0.3, 0.9, 0.0],  # bank
-])
+# Try it on the river bank, then on random tokens.
 try:
-    out, weights = raw_self_attention(X_river)
+    out, weights = raw_self_attention(RIVER_BANK)
     print("weights (rows: the, river, bank):")
-    print(np.round(weights, 3))
-    rng = np.random.default_rng(0)
-    self_weight = np.mean([np.diag(raw_self_attention(rng.standard_normal((4, 16)))[1]).mean()
-                           for _ in range(500)])
-    print(f"random tokens, T=4, d=16: average weight on itself = {self_weight:.3f}")
+    print(weights)
+    print("bank's output (water, money, place, filler):", out[2])
+    T, d, draws = RANDOM_TOKENS["T"], RANDOM_TOKENS["d"], RANDOM_TOKENS["draws"]
+    rng = np.random.default_rng(RANDOM_TOKENS["seed"])
+    self_weight = np.mean([np.diag(raw_self_attention(rng.standard_normal((T, d)))[1]).mean()
+                           for _ in range(draws)])
+    print(f"random tokens, T = {T}, d = {d}: average weight on itself = {self_weight:.3f}")
 except NotImplementedError:
     print("Implement raw_self_attention above first.")
 
@@ -201,10 +248,17 @@ except NotImplementedError:
 # - a **key** $k = x W_K$: *what do I offer?*
 #
 # where $W_Q$ and $W_K$ are two different matrices of shape $(d, d_k)$. Token $i$'s score for
-# token $j$ is now $q_i \cdot k_j$. Because the query and the key come from *different*
-# matrices, a token no longer automatically matches itself best, and $q_i \cdot k_j$ need
-# not equal $q_j \cdot k_i$: both defects are gone. Even with *random* separate $W_Q, W_K$,
-# the self-weight drops to about $1/T$ on average, like any other position.
+# token $j$ is now $q_i \cdot k_j$. Where do the matrices come from? In a real model they are
+# **learned**: training nudges each of their entries, a little at a time, towards whatever
+# makes the model's predictions better. These are the knobs raw attention did not have.
+#
+# Because the query and the key come from *different* matrices, neither defect is built in
+# any more: a token's score with itself, $x_i W_Q \cdot x_i W_K$, is no longer a square that
+# nearly always wins, and $q_i \cdot k_j$ need not equal $q_j \cdot k_i$. Even with *random*
+# separate $W_Q, W_K$, the self-weight drops to about 0.27 on average, close to $1/T = 0.25$,
+# like any other position. The defects are only no longer built in, though: make the two
+# matrices equal, $W_Q = W_K = W$, and the self-score is $\lVert x_i W \rVert^2$ again, a square
+# that is never negative, and scores are symmetric again. A demo below measures it.
 #
 # **Warm jacket.** Two tokens, with queries and keys written down directly. "warm" is an
 # adjective looking for the thing it describes: its query is $(0, 2)$. The keys are warm
@@ -251,6 +305,15 @@ except NotImplementedError:
 # "the" no longer stares at itself (0.576 → 0.201); it now looks mostly at the noun it
 # introduces.
 #
+# **The payoff.** Blend the embeddings with bank's new weights:
+#
+# $$0.159\,x_{\text{the}} + 0.500\,x_{\text{river}} + 0.341\,x_{\text{bank}}
+#   = (0.552,\ 0.102,\ 0.457,\ 0.159),$$
+#
+# water $0.500 \cdot 0.9 + 0.341 \cdot 0.3 = 0.552$, money $0.341 \cdot 0.3 = 0.102$: about
+# **5.4 parts water to 1 part money**, up from 2.9 to 1 with raw attention. "bank" now reads
+# much more like the bank of a river than like a bank that keeps money.
+#
 # **What to write.** `wired_attention(X, W_Q, W_K)`:
 #
 # - `X` has shape `(T, d)`; `W_Q` and `W_K` have shape `(d, d_k)`.
@@ -274,17 +337,73 @@ except NotImplementedError:
 # %% [tests] wired_attention
 
 # %%
-# Try it on the hand-wired river bank.
-W_Q_river = np.array([[0.0, 0.0], [0.0, 0.0], [2.0, 0.0], [0.0, 1.5]])
-W_K_river = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+# Try it on the hand-wired river bank, and compare bank's blend with raw attention's.
 try:
-    out, weights, scores = wired_attention(X_river, W_Q_river, W_K_river)
+    out_raw, weights_raw = raw_self_attention(RIVER_BANK)
+    out, weights, scores = wired_attention(RIVER_BANK, W_Q_RIVER, W_K_RIVER)
     print("scores (unscaled):")
-    print(np.round(scores, 3))
-    print("weights (rows: the, river, bank):")
-    print(np.round(weights, 3))
+    print(scores)
+    for name, bank in (("raw", out_raw[2]), ("wired", out[2])):
+        print(f"{name:5s}: bank carries water {bank[0]:.3f}, money {bank[1]:.3f}: "
+              f"{bank[0] / bank[1]:.1f} parts water to 1 part money")
+    show_heatmaps({"raw: softmax(X X^T)": weights_raw, "wired: separate W_Q, W_K": weights}, RIVER_BANK_TOKENS)
 except NotImplementedError:
-    print("Implement wired_attention above first.")
+    print("Implement raw_self_attention and wired_attention above first.")
+
+# %% [markdown]
+# **The knobs are learned.** The hand wiring above is what a person would choose. A model
+# finds its own: start from small random $W_Q, W_K$ (bank then spreads about a third of its
+# weight on each word) and repeatedly turn each of their 16 entries a little in the
+# direction that raises bank's weight on river. That is what training does, with a
+# real goal (predicting the next word) instead of this toy one. Raw attention has no entry
+# to turn: bank's weight on river stays 0.317.
+
+# %%
+# W_Q and W_K are learned: 16 knobs, each turned a little uphill at every step.
+def bank_on_river(knobs):
+    W_Q, W_K = knobs[:8].reshape(4, 2), knobs[8:].reshape(4, 2)
+    return wired_attention(RIVER_BANK, W_Q, W_K)[1][2, 1]
+
+
+try:
+    print(f"raw attention, nothing to learn: bank -> river {raw_self_attention(RIVER_BANK)[1][2, 1]:.3f}")
+    knobs = 0.1 * np.random.default_rng(0).standard_normal(16)  # a small random start
+    for step in range(31):
+        if step % 10 == 0:
+            print(f"step {step:2d}: bank -> river {bank_on_river(knobs):.3f}")
+        # How the log of the weight changes when each knob moves a little, up and down:
+        slope = np.array([np.log(bank_on_river(knobs + h) / bank_on_river(knobs - h)) / 2e-4
+                          for h in 1e-4 * np.eye(16)])
+        knobs = knobs + slope  # every knob a little uphill
+except NotImplementedError:
+    print("Implement raw_self_attention and wired_attention above first.")
+
+# %% [markdown]
+# **One matrix for both jobs brings the defects back.** Same random tokens as in the demo of
+# exercise 2 (4 tokens, $d = 16$), now with random $16 \times 8$ matrices: separate $W_Q$ and
+# $W_K$, then one shared $W = W_Q = W_K$. With the shared matrix, $q_i \cdot k_i =
+# \lVert x_i W \rVert^2 \ge 0$ is a square again and the weight on itself climbs back to
+# about 0.74 (raw attention: 0.994; separate matrices: 0.27). Sharing one matrix for queries
+# and keys (or for all three jobs) is a classic mistake.
+
+# %%
+# Separate W_Q, W_K against one shared W, on random tokens.
+T, d, d_k, draws = (RANDOM_TOKENS[k] for k in ("T", "d", "d_k", "draws"))
+rng = np.random.default_rng(RANDOM_TOKENS["seed"])
+tokens = rng.standard_normal((draws, T, d))  # `draws` sequences of T random tokens
+# For each sequence three random (d, d_k) matrices with orthonormal columns (so that queries
+# and keys get unit-variance entries): W_Q and W_K, and the shared W.
+W_Qs, W_Ks, W_shared = np.linalg.qr(rng.standard_normal((3, draws, d, d_k)))[0]
+try:
+    on_self = {"raw": [], "separate": [], "shared": []}
+    for X, W_Q, W_K, W in zip(tokens, W_Qs, W_Ks, W_shared):
+        on_self["raw"].append(np.diag(raw_self_attention(X)[1]).mean())
+        on_self["separate"].append(np.diag(wired_attention(X, W_Q, W_K)[1]).mean())
+        on_self["shared"].append(np.diag(wired_attention(X, W, W)[1]).mean())
+    for name, values in on_self.items():
+        print(f"{name:8s}: average weight on itself {np.mean(values):.3f}")
+except NotImplementedError:
+    print("Implement raw_self_attention and wired_attention above first.")
 
 # %% [markdown]
 # ## Exercise 4: `score_spread`, why divide by $\sqrt{d_k}$?
@@ -299,31 +418,23 @@ except NotImplementedError:
 # $d_k$, so it typically lands within about $\pm\sqrt{d_k}$ of 0. At $d_k = 64$ that is
 # $\pm 8$.
 #
-# Now recall the softmax: a gap of 8 between two scores is a factor $e^8 \approx 3000$
-# between their weights. The softmax turns **one-hot**: each row puts nearly all its weight
-# on whichever key happened to score highest. That is bad for learning. The derivative of a
-# softmax weight, $\partial p_i / \partial s_j = p_i(\delta_{ij} - p_j)$, is close to 0 when
-# every $p$ is close to 0 or 1, so the gradient vanishes and training stalls with the loss
-# stuck near its initial value.
-#
-# The fix is to divide the scores by $\sqrt{d_k}$: that brings their variance back to
-# $d_k / d_k = 1$, whatever the width. Dividing by $d_k$ instead over-shrinks: the
-# standard deviation becomes $1/\sqrt{d_k}$, all scores are nearly equal and the weights go
-# nearly uniform (attention that cannot choose).
-#
-# You will measure this. Here is what one expects with 8 keys per row (averaged over many
-# rows; a run with 2000 rows typically agrees to within about $\pm 0.01$ on the weights):
-#
-# | $d$ | $\sqrt{d}$ | std of the scores | mean top weight, unscaled | mean top weight, scaled by $1/\sqrt{d}$ |
-# |---|---|---|---|---|
-# | 4 | 2 | ≈ 2.0 | ≈ 0.53 | ≈ 0.34 |
-# | 16 | 4 | ≈ 4.0 | ≈ 0.75 | ≈ 0.36 |
-# | 64 | 8 | ≈ 8.0 | ≈ 0.88 | ≈ 0.36 |
-# | 256 | 16 | ≈ 16.0 | ≈ 0.94 | ≈ 0.36 |
-#
-# Unscaled, the largest weight creeps towards 1 as the width grows; scaled, it stays put
-# (with 8 keys, a uniform row would have 0.125 everywhere).
-#
+# **Predict first.** Take rows of 8 keys (8 scores per query) and feed each row to a softmax.
+# The largest of the 8 weights tells how peaked the row is: $1/8 = 0.125$ for a flat row,
+# 1 for one-hot. Before you write any code, write down in the cell below what you expect at
+# $d = 64$: the standard deviation of the scores, the mean largest weight without any
+# scaling, and the mean largest weight after dividing the scores by $\sqrt{d}$. (Remember
+# from exercise 1 that a gap of 8 between two scores is a factor $e^8 \approx 2981$ between
+# their weights.) Your code will then measure them.
+
+# %%
+# Your predictions for d = 64 and 8 keys per row (replace each None by a number; not graded).
+my_prediction = {
+    "std": None,
+    "top_unscaled": None,
+    "top_scaled": None,
+}
+
+# %% [markdown]
 # **What to write.** `score_spread(d, n_rows, n_keys, rng)`:
 #
 # - `rng` is a numpy random Generator (made with `np.random.default_rng(seed)`). Draw every
@@ -350,16 +461,58 @@ except NotImplementedError:
 # %% [tests] score_spread
 
 # %%
-# Try it: reproduce the table above with 500 rows per width (a small run, so expect your
-# numbers to differ from the table by up to about 0.02).
+# Measure: 500 rows of 8 keys per width, then compare with your prediction for d = 64.
+widths = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 try:
     rng = np.random.default_rng(0)
-    rows = [(d, *score_spread(d, 500, 8, rng)) for d in (4, 16, 64, 256)]
+    measured = {d: score_spread(d, 500, 8, rng) for d in widths}
     print("    d    std   top unscaled   top scaled")
-    for d, std, top_unscaled, top_scaled in rows:
+    for d, (std, top_unscaled, top_scaled) in measured.items():
         print(f"{d:5d} {std:6.2f} {top_unscaled:14.3f} {top_scaled:12.3f}")
+    for name, guess, value in zip(my_prediction, my_prediction.values(), measured[64]):
+        print(f"d = 64, {name}: you predicted {guess}, measured {value:.3f}")
+    if plt is None:
+        print("(install matplotlib to see the top weights as a curve)")
+    else:
+        plt.figure(figsize=(5.5, 3.5))
+        plt.semilogx(widths, [measured[d][1] for d in widths], "o-", base=2, label="unscaled: softmax(q·k)")
+        plt.semilogx(widths, [measured[d][2] for d in widths], "o-", base=2, label="scaled: softmax(q·k / sqrt(d))")
+        plt.axhline(1 / 8, color="gray", linestyle=":", label="a flat row: 1/8")
+        plt.xlabel("width d")
+        plt.ylabel("mean largest weight of 8")
+        plt.ylim(0, 1.4)
+        plt.yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+        plt.legend(loc="upper left", fontsize="small")
+        plt.show()
 except NotImplementedError:
     print("Implement score_spread above first.")
+
+# %% [markdown]
+# **What to expect.** Here are the long-run means (averaged over far more rows than the
+# cell above draws; a run of 500 rows typically lands within about $\pm 0.02$ of them on
+# the weights, and the checks' 2000 rows within about $\pm 0.01$):
+#
+# | $d$ | $\sqrt{d}$ | std of the scores | mean top weight, unscaled | mean top weight, scaled by $1/\sqrt{d}$ |
+# |---|---|---|---|---|
+# | 4 | 2 | 2.0 | 0.527 | 0.343 |
+# | 16 | 4 | 4.0 | 0.748 | 0.357 |
+# | 64 | 8 | 8.0 | 0.875 | 0.360 |
+# | 256 | 16 | 16.0 | 0.937 | 0.361 |
+#
+# Unscaled, the largest weight creeps towards 1 as the width grows: at $d_k = 64$ scores
+# spread by about $\pm 8$, and a gap of 8 is a factor of about 3000. The softmax turns
+# **one-hot**: each row puts nearly all its weight on whichever key happened to score
+# highest. That is bad for learning. The derivative of a softmax weight,
+# $\partial p_i / \partial s_j = p_i(\delta_{ij} - p_j)$, is close to 0 when every $p$ is close
+# to 0 or 1, so the gradient vanishes and training stalls with the loss stuck near its
+# initial value.
+#
+# Scaled, it stays put, whatever the width (a flat row of 8 would have 0.125 everywhere).
+# Dividing by $\sqrt{d_k}$ brings the variance back to $d_k / d_k = 1$. Dividing by $d_k$
+# instead over-shrinks: the standard deviation becomes $1/\sqrt{d_k}$, all scores are nearly
+# equal and the weights go nearly uniform (attention that cannot choose).
+#
+# How close was your prediction?
 
 # %% [markdown]
 # ## What you have learned
@@ -369,8 +522,11 @@ except NotImplementedError:
 #   maximum to keep it finite; $-\infty$ gives weight exactly 0.
 # - Using the raw embedding as query, key and value fails twice: every token stares at itself
 #   (self-score $\lVert x_i\rVert^2$), and scores are symmetric although relevance is not.
-# - Separate projections $q = x W_Q$ (what I look for) and $k = x W_K$ (what I offer) fix
-#   both; the river bank's "bank" now sends half its attention to "river".
+#   And it has nothing to learn.
+# - Separate, learned projections $q = x W_Q$ (what I look for) and $k = x W_K$ (what I
+#   offer) remove both defects from the design; the river bank's "bank" now sends half its
+#   attention to "river" and carries 5.4 parts water to 1 of money. One shared matrix brings
+#   the self-focus back.
 # - Dot products of width $d_k$ spread like $\sqrt{d_k}$; dividing by $\sqrt{d_k}$ keeps the
 #   softmax soft enough to learn, at any width.
 #

@@ -23,6 +23,11 @@
 #   leave the leading ones alone. Good news: `@` already does exactly that (it multiplies
 #   the last two axes and broadcasts the rest). Bad news: `K.T` reverses *all* the axes of a
 #   3-D array; to swap only the last two use `np.swapaxes(K, -1, -2)`.
+# - **Single or double precision.** Inputs may be `float32` as well as `float64`, and hidden
+#   checks try both; plain numpy code handles either (a `float32` input may give a `float32`
+#   or a `float64` result).
+# - Positions count from 0, as numpy's indices do: the first token is position 0, and row
+#   $i$ of a score matrix belongs to the token at position $i$.
 # - Before you hand in, use *Kernel → Restart & Run All*.
 
 # %% [given]
@@ -30,13 +35,53 @@ import numpy as np
 
 np.set_printoptions(precision=3, suppress=True)
 
-# %% [markdown]
-# ## Given from problem set 1: `softmax`
-#
-# Here is a reference `softmax` (stable, works along any axis, $-\infty \mapsto 0$). Use it
-# in your functions below.
+try:  # pictures need matplotlib; without it the picture cells print the numbers instead
+    import matplotlib.pyplot as plt
+except ImportError:
+    plt = None
 
-# %% [solution-given] softmax
+
+def show_heatmaps(panels, labels=None):
+    """Attention weights as pictures, side by side: ``panels`` maps a title to a (T_q, T_k) array
+    (row i: what query i looks at). Without matplotlib, prints the numbers instead."""
+    if plt is None:
+        for title, weights in panels.items():
+            print(f"{title}:\n{np.round(weights, 3)}")
+        return
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.8 * len(panels), 3.6), squeeze=False)
+    for ax, (title, weights) in zip(axes[0], panels.items()):
+        ax.imshow(weights, vmin=0, vmax=1, cmap="Blues")
+        ax.set_title(title)
+        ax.set_xlabel("key j (looked at)")
+        ax.set_ylabel("query i (looking)")
+        if labels is not None:
+            ax.set_xticks(range(len(labels)), labels)
+            ax.set_yticks(range(len(labels)), labels)
+        if weights.size <= 36:  # small enough to write each weight in its square
+            for (i, j), w in np.ndenumerate(weights):
+                ax.text(j, i, f"{w:.2f}", ha="center", va="center", color="white" if w > 0.6 else "black")
+    plt.tight_layout()
+    plt.show()
+
+# %% [given]
+# The worked examples' inputs, the same ones the check cells use (autograder/worked_inputs.py).
+from autograder.worked_inputs import BATCH_SHAPES, CAT_SAT, CAUSAL_MASK_3, W_K_CAT_SAT, W_Q_CAT_SAT, W_V_CAT_SAT
+
+# %% [markdown]
+# ## Your `softmax` from problem set 1
+#
+# Every function below needs a softmax. Paste the body of your own `softmax` from problem
+# set 1 into the cell below (in place of the `raise NotImplementedError()` line), then run the
+# cell after it: it runs problem set 1's checks on it again. It earns no points here, but the
+# exercises below use it, so a softmax that fails those checks makes them fail too.
+
+# %% [solution] softmax
+
+# %%
+# Problem set 1's checks, on the softmax you pasted above.
+from autograder.selfcheck import check
+
+check("softmax", softmax)
 
 # %% [markdown]
 # ## The full head, in one formula
@@ -72,9 +117,9 @@ np.set_printoptions(precision=3, suppress=True)
 # The future (above the diagonal) is hidden; the diagonal itself stays visible.
 #
 # Why this is a great deal: one forward pass over $n$ tokens makes $n$ predictions at once
-# (position 1 predicts token 2, position 2 predicts token 3, ...), each of which sees
-# exactly the context it would have at generation time. One masked pass, $n$ training
-# examples.
+# (the output at position 0 predicts the token at position 1, the output at position 1 the
+# token at position 2, ...), each of which sees exactly the context it would have at
+# generation time. One masked pass, $n$ training examples.
 #
 # One consequence to notice: position 0 can see only itself, so its row of weights is always
 # $(1, 0, 0, \dots)$. That is one reason models start sequences with a special
@@ -107,25 +152,45 @@ except NotImplementedError:
 # cross-attention and multi-head attention alike.
 #
 # **A worked example to check by hand: "the cat sat", causal, $d_{\text{head}} = 2$.**
-# Take three tokens with
+# Each token starts as an embedding of four made-up features:
 #
-# | token | query | key | value |
-# |---|---|---|---|
-# | the | (1, 0) | (0, 0) | (1, 2) |
-# | cat | (1, 0) | (1, 0) | (2, 1) |
-# | sat | (1, 1) | (1, 1) | (1, 0) |
+# | position | token | embedding $x$ |
+# |---|---|---|
+# | 0 | the | (0, 1, 1, 0) |
+# | 1 | cat | (1, 0, 1, 0) |
+# | 2 | sat | (1, 1, 0, 1) |
 #
-# Follow row 3 ("sat"). Its raw scores against the, cat, sat are $(0, 1, 2)$. Divide by
-# $\sqrt{2} \approx 1.414$: $(0, 0.71, 1.41)$. The mask adds 0 everywhere in this last row.
-# For the softmax, shift by the largest score: $(-1.41, -0.71, 0)$; exponentiate:
-# $(0.243, 0.493, 1)$, which sum to 1.736; divide: weights $(0.140, 0.284, 0.576)$. The
-# output is the blend of the values:
+# and three matrices of shape $(4, 2)$ project it:
+#
+# $$W_Q = \begin{pmatrix} 1 & 0 \\ 1 & 0 \\ 0 & 0 \\ 0 & 1 \end{pmatrix}, \qquad
+#   W_K = \begin{pmatrix} 1 & 0 \\ 0 & 1 \\ 1 & 0 \\ 1 & 0 \end{pmatrix}, \qquad
+#   W_V = \begin{pmatrix} 1 & 0 \\ 0 & 1 \\ 1 & 1 \\ 0 & -1 \end{pmatrix} .$$
+#
+# A row of 0s and 1s times a matrix adds up the matrix's rows where the row has a 1. So sat's
+# query takes the first, second and fourth rows of $W_Q$:
+#
+# $$q_{\text{sat}} = (1, 1, 0, 1)\, W_Q = (1, 0) + (1, 0) + (0, 1) = (2, 1) .$$
+#
+# The same way for every token:
+#
+# | position | token | query $q = x W_Q$ | key $k = x W_K$ | value $v = x W_V$ |
+# |---|---|---|---|---|
+# | 0 | the | (1, 0) | (1, 1) | (1, 2) |
+# | 1 | cat | (1, 0) | (2, 0) | (2, 1) |
+# | 2 | sat | (2, 1) | (2, 1) | (1, 0) |
+#
+# Follow row 2 ("sat"). Its raw scores against the, cat, sat are $q_{\text{sat}} \cdot k_j$:
+# $(2,1)\cdot(1,1) = 3$, then $S_{\text{sat},\text{cat}} = (2,1)\cdot(2,0) = 4$, then
+# $(2,1)\cdot(2,1) = 5$. Divide by $\sqrt{2} \approx 1.414$: $(2.12, 2.83, 3.54)$. The mask
+# adds 0 everywhere in this last row. For the softmax, shift by the largest score:
+# $(-1.41, -0.71, 0)$; exponentiate: $(0.243, 0.493, 1)$, which sum to 1.736; divide: weights
+# $(0.140, 0.284, 0.576)$. The output is the blend of the values:
 #
 # $$0.140\,(1,2) + 0.284\,(2,1) + 0.576\,(1,0) = (1.284, 0.564) .$$
 #
-# Row 2 ("cat") sees only the and cat: scores $(0, 0.71)$ give weights $(0.330, 0.670)$.
-# Row 1 ("the") sees only itself: its weight is 1 and its output is exactly its own value
-# $v_1 = (1, 2)$.
+# Row 1 ("cat") sees only the and cat: scores $(1, 2)$, over $\sqrt 2$ $(0.71, 1.41)$, give
+# weights $(0.330, 0.670)$. Row 0 ("the") sees only itself: its weight is 1 and its output is
+# exactly its own value $v_{\text{the}} = (1, 2)$.
 #
 # The check cell also replays problem set 1's *warm jacket* with `scale=1.0`: warm's query
 # $(0, 2)$ against the keys $(1, 0)$ and $(0, 1)$, with the keys as values, must give weights
@@ -142,6 +207,7 @@ except NotImplementedError:
 # - `weights` = softmax over the key axis (the last one), shape `(..., T_q, T_k)`.
 # - `out = weights @ V`, shape `(..., T_q, d_v)`.
 # - Return `(out, weights)`.
+# - `Q`, `K`, `V` may be `float32`; adding a `-inf` mask and scaling work the same.
 #
 # These are the same conventions as PyTorch's
 # `torch.nn.functional.scaled_dot_product_attention` (its `scale` is also a multiplier, and
@@ -160,22 +226,40 @@ except NotImplementedError:
 # %% [tests] scaled_dot_product_attention
 
 # %%
-# Try it on "the cat sat", with a batch of two copies to see the batch axis ride along.
-Q_cat = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 1.0]])
-K_cat = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0]])
-V_cat = np.array([[1.0, 2.0], [2.0, 1.0], [1.0, 0.0]])
+# Try it on "the cat sat": project, attend, and see the batch axis ride along.
+Q_cat, K_cat, V_cat = CAT_SAT @ W_Q_CAT_SAT, CAT_SAT @ W_K_CAT_SAT, CAT_SAT @ W_V_CAT_SAT
+print("queries, keys, values (rows: the, cat, sat):")
+print(Q_cat, K_cat, V_cat, sep="\n")
 try:
-    out, weights = scaled_dot_product_attention(Q_cat, K_cat, V_cat, mask=causal_mask(3))
+    out, weights = scaled_dot_product_attention(Q_cat, K_cat, V_cat, mask=CAUSAL_MASK_3)
     print("weights:")
-    print(np.round(weights, 3))  # last row about [0.140, 0.284, 0.576]
+    print(weights)  # row 2 about [0.140, 0.284, 0.576]
     print("out:")
-    print(np.round(out, 3))      # last row about [1.284, 0.564], first row exactly [1, 2]
+    print(out)      # row 2 about [1.284, 0.564], row 0 exactly [1, 2]
     batch = lambda A: np.stack([A, A])  # (2, 3, 2)
-    out_b, weights_b = scaled_dot_product_attention(batch(Q_cat), batch(K_cat), batch(V_cat),
-                                                     mask=causal_mask(3))
+    out_b, weights_b = scaled_dot_product_attention(batch(Q_cat), batch(K_cat), batch(V_cat), mask=causal_mask(3))
     print("batched shapes:", out_b.shape, weights_b.shape)  # (2, 3, 2) (2, 3, 3)
 except NotImplementedError:
     print("Implement causal_mask and scaled_dot_product_attention above first.")
+
+# %% [markdown]
+# **The $\sqrt{d_k}$ toggle, as a picture.** Eight random queries and keys of width
+# $d_k = 64$, once with `scale=1.0` (no scaling) and once with the default $1/\sqrt{64}$: the
+# unscaled weights are nearly one-hot (a dark square per row, the rest white), the scaled ones
+# are spread out, as problem set 1's measurement predicted.
+
+# %%
+# Your own weights, without and with the 1/sqrt(d_k) scale.
+rng = np.random.default_rng(0)
+Q_rand, K_rand, V_rand = (rng.standard_normal((8, 64)) for _ in range(3))
+try:
+    _, unscaled = scaled_dot_product_attention(Q_rand, K_rand, V_rand, scale=1.0)
+    _, scaled = scaled_dot_product_attention(Q_rand, K_rand, V_rand)
+    print("largest weight of each row, unscaled:", unscaled.max(-1))
+    print("largest weight of each row, scaled:  ", scaled.max(-1))
+    show_heatmaps({"scale = 1 (no scaling)": unscaled, "scale = 1/sqrt(64)": scaled})
+except NotImplementedError:
+    print("Implement scaled_dot_product_attention above first.")
 
 # %% [markdown]
 # ## Exercise 3: `attention_shapes`
@@ -224,6 +308,10 @@ except NotImplementedError:
 # negative numbers, floats such as `2.0`, strings, and also `True`/`False` (in Python `bool`
 # is a subclass of `int`, so `isinstance(True, int)` is `True`: reject it explicitly).
 #
+# When the arguments are numpy integers, a tuple such as `(B, T_q, d)` holds numpy integers
+# too, and the shapes must hold Python `int`s: convert each size with `int(...)` once it
+# has passed the validation.
+#
 # **Watch out.** The classic mix-up is $T_q$ versus $T_k$: scores and weights are
 # $(B, T_q, T_k)$ (queries are rows), `K` and `V` have $T_k$ tokens, and the output has $T_q$.
 
@@ -232,10 +320,11 @@ except NotImplementedError:
 # %% [tests] attention_shapes
 
 # %%
-# Try it on the batch example: B=2, T=5, d=16, d_k=d_v=8.
+# Try it on the batch example: B=2, T=5, d=16, d_k=d_v=8; then with numpy integers.
 try:
-    for name, shape in attention_shapes(2, 5, 5, 16, 8, 8).items():
+    for name, shape in attention_shapes(*BATCH_SHAPES).items():
         print(f"{name:5s} {shape}")
+    print("with numpy integers, S is", attention_shapes(*(np.int64(n) for n in BATCH_SHAPES))["S"])
 except NotImplementedError:
     print("Implement attention_shapes above first.")
 

@@ -17,6 +17,9 @@
 # - Never modify an input array in place.
 # - Leading batch dimensions ride along: `X` may be `(T, d)`, `(B, T, d)`, ... written
 #   `(..., T, d)`.
+# - **Single or double precision.** Inputs may be `float32` as well as `float64`, and hidden
+#   checks try both; plain numpy code handles either.
+# - Positions count from 0, as numpy's indices do: the first token is position 0.
 # - Before you hand in, use *Kernel → Restart & Run All*.
 
 # %% [given]
@@ -24,18 +27,63 @@ import numpy as np
 
 np.set_printoptions(precision=3, suppress=True)
 
+try:  # pictures need matplotlib; without it the picture cells print the numbers instead
+    import matplotlib.pyplot as plt
+except ImportError:
+    plt = None
+
+
+def show_heatmaps(panels, labels=None):
+    """Attention weights as pictures, side by side: ``panels`` maps a title to a (T_q, T_k) array
+    (row i: what query i looks at). Without matplotlib, prints the numbers instead."""
+    if plt is None:
+        for title, weights in panels.items():
+            print(f"{title}:\n{np.round(weights, 3)}")
+        return
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.8 * len(panels), 3.6), squeeze=False)
+    for ax, (title, weights) in zip(axes[0], panels.items()):
+        ax.imshow(weights, vmin=0, vmax=1, cmap="Blues")
+        ax.set_title(title)
+        ax.set_xlabel("key j (looked at)")
+        ax.set_ylabel("query i (looking)")
+        if labels is not None:
+            ax.set_xticks(range(len(labels)), labels)
+            ax.set_yticks(range(len(labels)), labels)
+        if weights.size <= 36:  # small enough to write each weight in its square
+            for (i, j), w in np.ndenumerate(weights):
+                ax.text(j, i, f"{w:.2f}", ha="center", va="center", color="white" if w > 0.6 else "black")
+    plt.tight_layout()
+    plt.show()
+
+# %% [given]
+# The worked examples' inputs, the same ones the check cells use (autograder/worked_inputs.py).
+from autograder.worked_inputs import (HEAD_TOKENS, HEAD_X, PREVIOUS_TOKEN_VOCAB, PREVIOUS_TOKENS, R_EXAMPLE,
+                                      RIVER_BANK, W_K_HEAD, W_K_RIVER, W_Q_HEAD, W_Q_RIVER, W_V_HEAD)
+
 # %% [markdown]
-# ## Given from problem sets 1 and 2
+# ## Your functions from problem sets 1 and 2
 #
-# Reference versions of `softmax`, `causal_mask` and `scaled_dot_product_attention`
-# (`(out, weights)`, default scale $1/\sqrt{d_k}$, additive mask, any leading batch axes).
-# Use them freely below.
+# This problem set runs heads with the attention you wrote. Paste the bodies of your own
+# `softmax` (problem set 1), `causal_mask` and `scaled_dot_product_attention` (problem set 2)
+# into the three cells below, in place of their `raise NotImplementedError()` lines, then run
+# the cell after them: it runs those problem sets' checks on them again. They earn no points
+# here, but the demos use them, and so does your `multi_head_attention`, also when it is
+# graded: fix anything those checks report first. (If a check below says `multi_head_attention` is not implemented yet although
+# you wrote it, one of these three still raises `NotImplementedError`.)
 
-# %% [solution-given] softmax
+# %% [solution] softmax
 
-# %% [solution-given] causal_mask
+# %% [solution] causal_mask
 
-# %% [solution-given] scaled_dot_product_attention
+# %% [solution] scaled_dot_product_attention
+
+# %%
+# The checks of problem sets 1 and 2, on the functions you pasted above.
+from autograder.selfcheck import check
+
+check("softmax", softmax)
+check("causal_mask", causal_mask)
+check("scaled_dot_product_attention", scaled_dot_product_attention)
 
 # %% [markdown]
 # ## Heads by hand: "the cat sat"
@@ -43,11 +91,11 @@ np.set_printoptions(precision=3, suppress=True)
 # A trained head is just three matrices, so nothing stops us from writing them ourselves.
 # Give each word four features (determiner, noun, verb, animal):
 #
-# | token | determiner | noun | verb | animal |
-# |---|---|---|---|---|
-# | the | 1 | 0 | 0 | 0 |
-# | cat | 0 | 1 | 0 | 1 |
-# | sat | 0 | 0 | 1 | 0 |
+# | position | token | determiner | noun | verb | animal |
+# |---|---|---|---|---|---|
+# | 0 | the | 1 | 0 | 0 | 0 |
+# | 1 | cat | 0 | 1 | 0 | 1 |
+# | 2 | sat | 0 | 0 | 1 | 0 |
 #
 # Design the head in words first, then as matrices:
 #
@@ -56,35 +104,41 @@ np.set_printoptions(precision=3, suppress=True)
 #   determiner with gain 3;
 # - **values** (2 numbers): "am I an animal?", "am I a determiner?".
 #
-# For this illustration we feed the scores to the softmax unscaled (`scale=1.0`). The verb
-# "sat" has query $(0, 3)$; the keys are the $(1, 0)$, cat $(0, 1)$, sat $(0, 0)$; so its
-# scores are $(0, 3, 0)$ and its weights
+# For this illustration we feed the scores to the softmax unscaled (`scale=1.0`) and let every
+# token see every other one (no mask). The verb "sat" has query $(0, 3)$; the keys are the
+# $(1, 0)$, cat $(0, 1)$, sat $(0, 0)$; so its scores are $(0, 3, 0)$ and its weights
 #
 # $$\frac{e^3}{e^3 + 2} \approx 0.909 \text{ on "cat"}, \qquad \frac{1}{e^3 + 2} \approx 0.045
 #   \text{ on each of the others.}$$
 #
 # Its output is $0.909 \cdot (1, 0) + 0.045 \cdot (0, 1) + 0.045 \cdot (0, 0) = (0.909, 0.045)$:
 # "sat" now carries the message *my subject is an animal*. Likewise "cat" puts 0.909 on "the"
-# and learns it has a determiner; "the" has a blank query and spreads $1/3$ everywhere. The
-# cell below runs this head with the given `scaled_dot_product_attention`.
+# and learns it has a determiner; "the" has a blank query and spreads $1/3$ everywhere.
 #
-# (In problem set 2 you met a causal version with $d_{\text{head}} = 2$: divided by $\sqrt 2$
-# and masked, "sat" got weights $(0.140, 0.284, 0.576)$.)
+# Made causal and scaled by $1/\sqrt{2}$ like a real head, this same head gives "sat" (the
+# last row, which sees all three tokens anyway) scores $(0, 3, 0)/\sqrt 2 = (0, 2.12, 0)$ and
+# weights $(0.097, 0.807, 0.097)$: less sharp, same choice. (Problem set 2's causal "cat sat",
+# with weights $(0.140, 0.284, 0.576)$ for "sat", was a different head: other embeddings and
+# other matrices.) The cell below runs both versions with your `scaled_dot_product_attention`.
 
 # %%
-# "the cat sat": features (determiner, noun, verb, animal).
-X_cat = np.array([[1.0, 0.0, 0.0, 0.0],   # the
-                  [0.0, 1.0, 0.0, 1.0],   # cat
-                  [0.0, 0.0, 1.0, 0.0]])  # sat
-W_Q_cat = np.zeros((4, 2)); W_Q_cat[1, 0] = 3.0; W_Q_cat[2, 1] = 3.0  # noun -> determiner, verb -> noun
-W_K_cat = np.zeros((4, 2)); W_K_cat[0, 0] = 1.0; W_K_cat[1, 1] = 1.0  # (determiner?, noun?)
-W_V_cat = np.zeros((4, 2)); W_V_cat[3, 0] = 1.0; W_V_cat[0, 1] = 1.0  # (animal?, determiner?)
-out, weights = scaled_dot_product_attention(X_cat @ W_Q_cat, X_cat @ W_K_cat, X_cat @ W_V_cat,
-                                            scale=1.0)
-print("weights (rows: the, cat, sat):")
-print(np.round(weights, 3))
-print("outputs (animal?, determiner?):")
-print(np.round(out, 3))
+# "the cat sat" as a hand-built head: features (determiner, noun, verb, animal).
+print("W_Q (noun -> determiner, verb -> noun):", W_Q_HEAD, sep="\n")
+print("W_K (determiner?, noun?):", W_K_HEAD, sep="\n")
+print("W_V (animal?, determiner?):", W_V_HEAD, sep="\n")
+try:
+    out, weights = scaled_dot_product_attention(HEAD_X @ W_Q_HEAD, HEAD_X @ W_K_HEAD, HEAD_X @ W_V_HEAD,
+                                                scale=1.0)
+    print("weights, unscaled (rows: the, cat, sat):")
+    print(weights)
+    print("outputs (animal?, determiner?):")
+    print(out)
+    _, causal = scaled_dot_product_attention(HEAD_X @ W_Q_HEAD, HEAD_X @ W_K_HEAD, HEAD_X @ W_V_HEAD,
+                                             mask=causal_mask(3))
+    print("causal and scaled by 1/sqrt(2), sat's weights:", causal[2])
+    show_heatmaps({"unscaled, every token sees all": weights, "causal, scaled": causal}, HEAD_TOKENS)
+except NotImplementedError:
+    print("Paste your softmax, causal_mask and scaled_dot_product_attention above first.")
 
 # %% [markdown]
 # ## Exercise 1: `previous_token_head`
@@ -122,13 +176,21 @@ print(np.round(out, 3))
 # $1/\sqrt{d_k} = 1/\sqrt{T}$. Position $i$ sees $i + 1$ keys (positions $0..i$): the target
 # with scaled score $g/\sqrt{T}$ and $i$ others with 0. Its weight on the target is
 #
-# $$\frac{e^{g/\sqrt T}}{e^{g/\sqrt T} + i} \;\ge\; 0.99
-#   \quad\Longleftrightarrow\quad e^{g/\sqrt T} \ge 99\, i .$$
+# $$\frac{e^{g/\sqrt T}}{e^{g/\sqrt T} + i} .$$
 #
-# The worst case is the last position, $i = T - 1$. For $T = 10$: $e^{g/\sqrt{10}} \ge 891$,
-# so $g/\sqrt{10} \ge \ln 891 \approx 6.79$, and $g$ must be at least about 21.5. So $g$ has
-# to grow with $T$ (choose it as a function of `T`, with a safety margin). A larger gain than
-# needed does no harm: the softmax is stable.
+# The grader asks for a weight of at least 0.99 on position $i - 1$ *and* an output row within
+# 0.01 of the previous token. A head with exactly 0.99 keeps 0.01 for the other positions, so
+# its output is off by about 0.01: right at the edge, where rounding decides. Aim for
+# **0.999** instead, and both bars are met with room to spare (the output is then off by at
+# most 0.001):
+#
+# $$\frac{e^{g/\sqrt T}}{e^{g/\sqrt T} + i} \;\ge\; 0.999
+#   \quad\Longleftrightarrow\quad e^{g/\sqrt T} \ge 999\, i .$$
+#
+# The worst case is the last position, $i = T - 1$. For $T = 10$: $e^{g/\sqrt{10}} \ge 999
+# \cdot 9 = 8991$, so $g/\sqrt{10} \ge \ln 8991 \approx 9.10$, and $g$ must be at least about
+# 28.8. So $g$ has to grow with $T$: choose it as a function of `T`, with a safety margin. A
+# larger gain than needed does no harm: the softmax is stable.
 #
 # Position 0 has no previous token; the causal mask leaves it only itself to look at, and it is
 # not graded.
@@ -140,6 +202,12 @@ print(np.round(out, 3))
 # must be at least 0.99, and output row `i` must be within 0.01 (in every entry) of
 # $\operatorname{one\_hot}(\text{token}_{i-1}, n_{\text{vocab}})$. `T` may be anything from 1 (a single
 # position, nothing to check but the shapes) to long sequences such as 64.
+#
+# The check cell below does not run attention: it reads your head's scores. In row $i$, call
+# $m_j$ the margin by which the (scaled) score on $i - 1$ beats the score on key $j$. Softmax
+# weights are proportional to $e^{\text{score}}$, so the weight on $i - 1$ is exactly
+# $1 / \big(1 + \sum_j e^{-m_j}\big)$: with equal margins $m$, at least 0.99 means $e^{m} \ge 99\, i$,
+# as above.
 #
 # **Watch out.**
 #
@@ -154,9 +222,9 @@ print(np.round(out, 3))
 # %% [tests] previous_token_head
 
 # %%
-# Try it: a short sequence, n_vocab = 3, T = 6.
-tokens = np.array([2, 0, 1, 1, 0, 2])
-n_vocab, T = 3, len(tokens)
+# Try it on the check's sequence: n_vocab = 4, T = 6, with your scaled_dot_product_attention.
+tokens = np.array(PREVIOUS_TOKENS)
+n_vocab, T = PREVIOUS_TOKEN_VOCAB, len(tokens)
 X_seq = np.concatenate([np.eye(n_vocab)[tokens], np.eye(T)], axis=1)  # (T, n_vocab + T)
 try:
     W_Q, W_K, W_V = previous_token_head(n_vocab, T)
@@ -165,8 +233,9 @@ try:
     print("weight on the previous position:", np.round(weights[np.arange(1, T), np.arange(T - 1)], 4))
     print("copied tokens:  ", out[1:].argmax(axis=-1))  # should be the tokens shifted by one
     print("previous tokens:", tokens[:-1])
+    show_heatmaps({"your previous-token head": weights}, [f"{i}:{t}" for i, t in enumerate(tokens)])
 except NotImplementedError:
-    print("Implement previous_token_head above first.")
+    print("Implement previous_token_head above (and paste your problem set 2 functions) first.")
 
 # %% [markdown]
 # ## Exercise 2: `qk_circuit`, where a head looks
@@ -211,19 +280,15 @@ except NotImplementedError:
 
 # %%
 # Try it on the river bank wiring, and check that W_Q R, W_K R^{-T} give the same circuit.
-X_river = np.array([[0.0, 0.0, 0.0, 1.0], [0.9, 0.0, 0.3, 0.0], [0.3, 0.3, 0.9, 0.0]])
-W_Q_river = np.array([[0.0, 0.0], [0.0, 0.0], [2.0, 0.0], [0.0, 1.5]])
-W_K_river = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
-R = np.array([[1.0, 2.0], [0.5, 3.0]])
 try:
-    W_QK = qk_circuit(W_Q_river, W_K_river)
+    W_QK = qk_circuit(W_Q_RIVER, W_K_RIVER)
     print("W_QK:")
     print(W_QK)
     print("scores X W_QK X^T:")
-    print(np.round(X_river @ W_QK @ X_river.T, 3))  # the score table of problem set 1
+    print(RIVER_BANK @ W_QK @ RIVER_BANK.T)  # the score table of problem set 1
     print("rank:", np.linalg.matrix_rank(W_QK))
     print("W_Q R, W_K R^-T give the same circuit:",
-          np.allclose(qk_circuit(W_Q_river @ R, W_K_river @ np.linalg.inv(R).T), W_QK))
+          np.allclose(qk_circuit(W_Q_RIVER @ R_EXAMPLE, W_K_RIVER @ np.linalg.inv(R_EXAMPLE).T), W_QK))
 except NotImplementedError:
     print("Implement qk_circuit above first.")
 
@@ -262,7 +327,8 @@ rng = np.random.default_rng(0)
 X_ov = rng.standard_normal((5, 6))                  # T = 5, d = 6
 W_V_ov = rng.standard_normal((6, 2))                # d_v = 2
 W_O_ov = rng.standard_normal((2, 6))
-A_ov = softmax(rng.standard_normal((5, 5)))         # some attention weights
+A_ov = rng.random((5, 5))
+A_ov = A_ov / A_ov.sum(axis=-1, keepdims=True)      # some attention weights: rows >= 0 that sum to 1
 try:
     W_OV = ov_circuit(W_V_ov, W_O_ov)
     print("shape:", W_OV.shape, " rank:", np.linalg.matrix_rank(W_OV))  # (6, 6), rank 2
@@ -280,8 +346,9 @@ except NotImplementedError:
 # $3 \times 768 \times 64 = 147{,}456$ weights; all 12 together make up the fused
 # $(768, 2304)$ matrix of problem set 2.
 #
-# **The layout.** With $n$ heads of width $d_{\text{head}}$, `W_Q`, `W_K`, `W_V` are
-# `(d, n * d_head)` and head $h$ owns the columns `h*d_head : (h+1)*d_head`. Each head runs
+# **The layout.** With $n$ heads of width $d_{\text{head}}$, numbered from 0 like everything
+# else, `W_Q`, `W_K`, `W_V` are `(d, n * d_head)` and head $h$ owns the columns
+# `h*d_head : (h+1)*d_head`. Each head runs
 # `scaled_dot_product_attention` on its own $Q_h, K_h, V_h$ with the default scale
 # $1/\sqrt{d_{\text{head}}}$, giving $o_h$ of shape `(..., T, d_head)`. The usual recipe then
 # **concatenates** the $o_h$ along the last axis and multiplies by $W_O$ of shape
@@ -290,9 +357,9 @@ except NotImplementedError:
 # **Concatenate-then-project is a sum.** Cut $W_O$ into row blocks, $W_O^{(h)}$ = rows
 # `h*d_head : (h+1)*d_head`. Block matrix multiplication gives
 #
-# $$\big[\, o_1 \,|\, o_2 \,|\, \cdots \,|\, o_n \,\big]\, W_O = \sum_{h=1}^{n} o_h\, W_O^{(h)} .$$
+# $$\big[\, o_0 \,|\, o_1 \,|\, \cdots \,|\, o_{n-1} \,\big]\, W_O = \sum_{h=0}^{n-1} o_h\, W_O^{(h)} .$$
 #
-# Tiny check by hand: two heads of width 1 with outputs $o_1 = 2$, $o_2 = 1$, and
+# Tiny check by hand: two heads of width 1 with outputs $o_0 = 2$, $o_1 = 1$, and
 # $W_O = \begin{pmatrix} 1 & 0 \\ 0.5 & 1 \end{pmatrix}$. Concatenated: $(2, 1)\, W_O = (2.5, 1)$.
 # As a sum: $2\,(1, 0) + 1\,(0.5, 1) = (2, 0) + (0.5, 1) = (2.5, 1)$. Same thing.
 #
@@ -306,7 +373,8 @@ except NotImplementedError:
 #   `(n_heads * d_head, d)`. Work out `d_head` from the shapes.
 # - Head `h` uses columns `h*d_head:(h+1)*d_head` of `W_Q`, `W_K`, `W_V`, and
 #   `scaled_dot_product_attention` with the default scale $1/\sqrt{d_{\text{head}}}$, plus
-#   `mask=causal_mask(T)` when `causal` is true.
+#   `mask=causal_mask(T)` when `causal` is true: your own two functions, pasted at the top of
+#   this notebook.
 # - `per_head` has shape `(n_heads, ..., T, d)`: entry `h` is head `h`'s contribution
 #   $o_h W_O^{(h)}$ through its own block of rows of `W_O`.
 # - `out` has shape `(..., T, d)`: the usual concatenate-then-`W_O` result, which equals

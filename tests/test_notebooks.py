@@ -138,9 +138,38 @@ def _solution_lines(assignment):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENT_NAMES)
 def test_released_notebook_holds_no_answer_and_no_hidden_test(assignment):
+    # Every cell, given ones included: a released notebook carries no answer of any problem
+    # set, its own or an earlier one (ps2 and ps3 ask for the student's own earlier functions).
     nb = nbformat.read(ROOT / "assignments" / assignment / f"{assignment}.ipynb", as_version=4)
-    code = "\n".join(ast.unparse(ast.parse(c.source)) if c.cell_type == "code" else c.source for c in nb.cells
-                     if not c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("given_"))
+    code = "\n".join(ast.unparse(ast.parse(c.source)) if c.cell_type == "code" else c.source for c in nb.cells)
     assert "HIDDEN TESTS" not in code and "nbgrader_bridge" not in code and "BEGIN SOLUTION" not in code
-    leaked = [line for line in _solution_lines(assignment) if line in code]
+    leaked = [line for a in ASSIGNMENT_NAMES for line in _solution_lines(a) if line in code]
     assert leaked == []
+
+
+def test_leak_check_sees_an_earlier_answer_given_whole():
+    # What ps3 used to carry: problem set 2's answers as given cells.
+    given = "\n".join(ast.unparse(ast.parse(textwrap.dedent(inspect.getsource(
+        build.solution_function("ps3", name))))) for name in ("softmax", "causal_mask", "scaled_dot_product_attention"))
+    assert [line for a in ASSIGNMENT_NAMES for line in _solution_lines(a) if line in given] != []
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENT_NAMES)
+def test_released_notebook_asks_for_earlier_functions_instead_of_giving_them(assignment):
+    nb = nbformat.read(ROOT / "assignments" / assignment / f"{assignment}.ipynb", as_version=4)
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id", "") for c in nb.cells]
+    answers = {n for a in ASSIGNMENT_NAMES for n in ASSIGNMENTS[a]}
+    assert [i for i in ids if i.startswith("given_") and i[len("given_"):] in answers] == []
+    earlier = [n for a in ASSIGNMENT_NAMES[:ASSIGNMENT_NAMES.index(assignment)] for n in ASSIGNMENTS[a]]
+    stubs = {i[: -len("_code")] for i in ids if i.endswith("_code")} - set(ASSIGNMENTS[assignment])
+    assert stubs <= set(earlier)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id", "")[: -len("_code")] in stubs:
+            assert "raise NotImplementedError()" in cell.source
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENT_NAMES)
+def test_released_notebook_imports_the_worked_inputs(assignment):
+    nb = nbformat.read(ROOT / "assignments" / assignment / f"{assignment}.ipynb", as_version=4)
+    given = [c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("given")]
+    assert any("from autograder.worked_inputs import" in src for src in given)

@@ -1,17 +1,24 @@
 """attention_shapes(B, T_q, T_k, d, d_k, d_v) -> dict of shape tuples; ValueError on bad sizes."""
+import numpy as np
+
 from ..checks import Call, Spec, Fail, Verdict, describe_value, each, provided, raised, returned
 from ..exercise import Exercise
 from .. import worked_examples
 from ..misconceptions import explain
 from ..wire import NpInt
+from ..worked_inputs import BATCH_SHAPES, CROSS_ATTENTION_SHAPES
 
 F = "attention_shapes"
 KEYS = ("X_q", "X_kv", "W_Q", "W_K", "W_V", "Q", "K", "V", "S", "A", "O")
 
 
-# The batch-shapes worked example of the notebook: B = 2, T = 5, d_model = 16, d_k = d_v = 8.
-EXAMPLE = {"X_q": (2, 5, 16), "X_kv": (2, 5, 16), "W_Q": (16, 8), "W_K": (16, 8), "W_V": (16, 8),
-           "Q": (2, 5, 8), "K": (2, 5, 8), "V": (2, 5, 8), "S": (2, 5, 5), "A": (2, 5, 5), "O": (2, 5, 8)}
+def _integer_kind(value) -> str:
+    """'numpy' when a shape holds numpy integers, 'other' for anything else not an int."""
+    if not isinstance(value, (tuple, list)):
+        return "other"
+    if any(type(n) is not int and isinstance(n, np.integer) for n in value):
+        return "numpy"
+    return "" if all(type(n) is int for n in value) else "other"
 
 
 def _matches(sizes, example=None):
@@ -33,7 +40,13 @@ def _matches(sizes, example=None):
                        and tuple(got[k]) == (want[k][0], T_k, T_q) and T_q != T_k]
             mistake = "shape_tq_tk_swapped" if swapped else None
             head = (explain(mistake) + "\n") if mistake else ""
-            types = " Every entry must be a tuple of Python ints." if any(not isinstance(got[k], tuple) for k in wrong) else ""
+            kinds = {_integer_kind(got[k]) for k in wrong}
+            types = ""
+            if "numpy" in kinds:
+                types = (" Your shapes hold numpy integers (such as np.int64(2)): every entry must be a tuple of "
+                         "Python ints, so convert each size with int(...) first, as in (int(B), int(T_q), int(d)).")
+            elif any(not isinstance(got[k], tuple) for k in wrong):
+                types = " Every entry must be a tuple of Python ints."
             raise Fail(head + f"with B={B}, T_q={T_q}, T_k={T_k}, d={sizes[3]}, d_k={sizes[4]}, d_v={sizes[5]}:\n"
                        + "\n".join(lines) + types, mistake)
         return Verdict(True, "every shape is right.")
@@ -55,17 +68,17 @@ def _matches_worked(call):
 
 
 def checks(rng):
-    visible = (2, 5, 5, 16, 8, 8)
+    visible = BATCH_SHAPES
     B, T_q, T_k, d, d_k, d_v = (int(n) for n in rng.choice(range(2, 30), size=6, replace=False))
     sizes = (B, T_q, T_k, d, d_k, d_v)
     c_vis, c_rand = Call(F, visible), Call(F, sizes)
-    c_cross = Call(F, (2, 3, 5, 16, 8, 4))  # T_q != T_k and d_k != d_v: every size has its own place
+    c_cross = Call(F, CROSS_ATTENTION_SHAPES)  # T_q != T_k and d_k != d_v: every size has its own place
     c_np = Call(F, tuple(NpInt(n) for n in sizes))
     bad = [(0, 5, 5, 16, 8, 8), (2, -1, 5, 16, 8, 8), (2, 5, 5, 16, 2.5, 8), (True, 5, 5, 16, 8, 8), (2, 5, "3", 16, 8, 8)]
     c_bad = tuple(Call(F, b) for b in bad)
     why = ["when B is 0", "when T_q is negative", "when d_k is 2.5", "when B is True (a bool is not a size)", "when T_k is the string '3'"]
     return [
-        BATCH_SHAPES_EXAMPLE.bind((c_vis,), _matches(visible, EXAMPLE)),
+        BATCH_SHAPES_EXAMPLE.bind((c_vis,), _matches_worked(c_vis)),
         CROSS_ATTENTION_EXAMPLE.bind((c_cross,), _matches_worked(c_cross)),
         CROSS_ATTENTION_SIZES.bind((c_rand,), _matches(sizes)),
         ACCEPTS_NUMPY_INTEGERS.bind((c_np,), _matches(sizes)),

@@ -1,13 +1,14 @@
 """scaled_dot_product_attention(Q, K, V, mask=None, scale=None) -> (out, weights)."""
 import numpy as np
 
+from .. import worked_examples
 from ..checks import (matches_worked, Call, Spec, Fail, Verdict, as_array, expect_close, first_of, matches_reference, parts,
                       returned, leaves_inputs_unchanged, UNCHANGED)
 from ..exercise import Exercise
 from ..misconceptions import explain
+from ..worked_inputs import CAUSAL_MASK_3, K_CAT_SAT, Q_CAT_SAT, V_CAT_SAT, WARM_JACKET_KEYS, WARM_QUERY
 
 F = "scaled_dot_product_attention"
-NEG = -np.inf
 
 
 def _attention(outcome):
@@ -15,22 +16,34 @@ def _attention(outcome):
     return as_array(out, F, "out"), as_array(weights, F, "weights")
 
 
-def _warm_jacket(outcomes, ref):
-    out, weights = _attention(outcomes[0])
-    expect_close(weights, np.array([[0.119, 0.881]]), F, "weights for warm's query", atol=5e-4)
-    expect_close(out, np.array([[0.119, 0.881]]), F, "output for warm's query", atol=5e-4)
-    return Verdict(True, "warm attends 0.12 / 0.88 to itself and jacket, as in the worked example.")
+def _warm_jacket(call):
+    def judge(outcomes, ref):
+        out, weights = _attention(outcomes[0])
+        want_out, want_weights = worked_examples.answer(call)
+        if weights.shape != want_weights.shape or out.shape != want_out.shape:
+            raise Fail(f"with one query and two keys expected weights {want_weights.shape} and out {want_out.shape}; "
+                       f"got {weights.shape} and {out.shape}.")
+        expect_close(weights, want_weights, F, "weights for warm's query (about 0.12, 0.88)", atol=5e-4)
+        expect_close(out, want_out, F, "output for warm's query (about 0.12, 0.88)", atol=5e-4)
+        return Verdict(True, "warm attends 0.12 / 0.88 to itself and jacket, as in the worked example.")
+    return judge
 
 
-def _cat_sat(outcomes, ref):
-    out, weights = _attention(outcomes[0])
-    if weights.shape != (3, 3) or out.shape != (3, 2):
-        raise Fail(f"with 3 tokens and values of width 2 expected weights (3, 3) and out (3, 2); got "
-                   f"{weights.shape} and {out.shape}.")
-    expect_close(weights[2], np.array([0.140, 0.284, 0.576]), F, "weights of row 3", atol=5e-4)
-    expect_close(out[2], np.array([1.284, 0.564]), F, "output of row 3", atol=5e-4)
-    expect_close(weights[0], np.array([1.0, 0.0, 0.0]), F, "weights of row 1 (masked)", atol=1e-9)
-    return Verdict(True, "the causal 'cat sat' head matches the worked example.")
+def _cat_sat(call):
+    def judge(outcomes, ref):
+        out, weights = _attention(outcomes[0])
+        want_out, want_weights = worked_examples.answer(call)
+        if weights.shape != (3, 3) or out.shape != (3, 2):
+            raise Fail(f"with 3 tokens and values of width 2 expected weights (3, 3) and out (3, 2); got "
+                       f"{weights.shape} and {out.shape}.")
+        # within the worked example's 3 decimals, as in the notebook
+        expect_close(weights[2], want_weights[2], F, "weights of row 2, sat (about 0.140, 0.284, 0.576)", atol=5e-4)
+        expect_close(out[2], want_out[2], F, "output of row 2, sat (about 1.284, 0.564)", atol=5e-4)
+        expect_close(weights, want_weights, F, "weights (row 0 sees only itself, row 1 the and cat)", atol=5e-4)
+        expect_close(weights[0], want_weights[0], F, "weights of row 0 (masked: exactly 1, 0, 0)", atol=1e-9)
+        expect_close(out, want_out, F, "output (row 0 is exactly v_the = (1, 2))", atol=5e-4)
+        return Verdict(True, "the causal 'cat sat' head matches the worked example.")
+    return judge
 
 
 def _shapes(call):
@@ -87,31 +100,30 @@ SHAPES_BATCH_T = Spec("shapes with a batch and T_q != T_k", 1, visible=True)
 LOUD_CAT_SAT = Spec("scores over 1000 stay finite", 1, visible=True)
 WEIGHTS_MATCH_REFERENCE = Spec("weights match the reference", 2)
 OUTPUT_MATCHES_REFERENCE = Spec("output matches the reference", 1)
-CAUSAL_MASK_APPLIED = Spec("the causal mask is applied", 2)
+MASK_APPLIED = Spec("an additive mask is applied", 2)
 EXPLICIT_SCALE_USED = Spec("an explicit scale is used", 1)
 FLOAT32_CROSS_ATTENTION = Spec("float32 cross-attention (T_q != T_k, d_k != d_v)", 1)
 LARGE_SCORES_STAY = Spec("large scores stay finite", 1)
 
 
 def checks(rng):
-    c_warm = Call(F, (np.array([[0.0, 2.0]]), np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[1.0, 0.0], [0.0, 1.0]])),
-                  {"scale": 1.0})
-    Q3 = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
-    K3 = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]])
-    V3 = np.array([[1.0, 2.0], [2.0, 1.0], [1.0, 0.0]])
-    mask3 = np.triu(np.full((3, 3), NEG), k=1)
-    c_cat = Call(F, (Q3, K3, V3), {"mask": mask3})
-    # A shared coordinate of 40 adds 1600 / sqrt(2) = 1131 to every score: exp() overflows
-    # past 709 without the max shift; the weights are those of the small scores, not one-hot.
-    loud = np.array([[0.0, 40.0]])
-    c_loud = Call(F, (Q3 + loud, K3 + loud, V3))
+    c_warm = Call(F, (WARM_QUERY[None, :], WARM_JACKET_KEYS, WARM_JACKET_KEYS), {"scale": 1.0})
+    c_cat = Call(F, (Q_CAT_SAT, K_CAT_SAT, V_CAT_SAT), {"mask": CAUSAL_MASK_3})
+    # A shared extra coordinate of 40 adds 1600 to every score: exp() overflows past 709
+    # without the max shift, and the weights stay those of the small scores, not one-hot.
+    loud = np.full((3, 1), 40.0)
+    c_loud = Call(F, (np.hstack([Q_CAT_SAT, loud]), np.hstack([K_CAT_SAT, loud]), V_CAT_SAT))
     vis = np.random.default_rng(7)
     c_shape = Call(F, (vis.standard_normal((2, 3, 4)), vis.standard_normal((2, 5, 4)), vis.standard_normal((2, 5, 6))))
 
     B, H, T, d_k, d_v = 2, 3, 6, 16, 5
     args = (rng.standard_normal((B, H, T, d_k)), rng.standard_normal((B, H, T, d_k)), rng.standard_normal((B, H, T, d_v)))
     c_plain = Call(F, args)
-    c_masked = Call(F, args, {"mask": np.triu(np.full((T, T), NEG), k=1)})
+    # An additive mask that hides a random half of the keys (each query keeps itself): not
+    # symmetric, so a mask applied transposed, or not at all, gives other weights.
+    hidden = rng.random((T, T)) < 0.5
+    hidden[np.arange(T), np.arange(T)] = False
+    c_masked = Call(F, args, {"mask": np.where(hidden, -np.inf, 0.0)})
     c_scale = Call(F, args, {"scale": 0.05})
     T_q, T_k = 4, 7
     c_cross = Call(F, tuple(a.astype(np.float32) for a in (
@@ -120,13 +132,13 @@ def checks(rng):
     weights, out = first_of(1), first_of(0)
     heat = lambda w: w[0, 0]  # noqa: E731 - first batch, first head
     return [
-        WARM_JACKET.bind((c_warm,), _warm_jacket),
-        CAUSAL_CAT_SAT.bind((c_cat,), _cat_sat),
+        WARM_JACKET.bind((c_warm,), _warm_jacket(c_warm)),
+        CAUSAL_CAT_SAT.bind((c_cat,), _cat_sat(c_cat)),
         SHAPES_BATCH_T.bind((c_shape,), _shapes(c_shape)),
         LOUD_CAT_SAT.bind((c_loud, c_cat), matches_worked(c_loud, first_of(1), "weights", loud=True)),
         WEIGHTS_MATCH_REFERENCE.bind((c_plain,), matches_reference(c_plain, weights, "weights", heat)),
         OUTPUT_MATCHES_REFERENCE.bind((c_plain,), matches_reference(c_plain, out, "out")),
-        CAUSAL_MASK_APPLIED.bind((c_masked,), matches_reference(c_masked, weights, "weights", heat)),
+        MASK_APPLIED.bind((c_masked,), matches_reference(c_masked, weights, "weights", heat)),
         EXPLICIT_SCALE_USED.bind((c_scale,), matches_reference(c_scale, weights, "weights")),
         FLOAT32_CROSS_ATTENTION.bind((c_cross,), matches_reference(c_cross, out, "out")),
         LARGE_SCORES_STAY.bind((c_big,), matches_reference(c_big, weights, "weights")),
@@ -141,4 +153,4 @@ def _d_k(call):
 
 EXERCISE = Exercise(F, "ps2", build=checks, numbers=_d_k, specs=(
     WARM_JACKET, CAUSAL_CAT_SAT, SHAPES_BATCH_T, LOUD_CAT_SAT, WEIGHTS_MATCH_REFERENCE, OUTPUT_MATCHES_REFERENCE,
-    CAUSAL_MASK_APPLIED, EXPLICIT_SCALE_USED, FLOAT32_CROSS_ATTENTION, LARGE_SCORES_STAY, UNCHANGED))
+    MASK_APPLIED, EXPLICIT_SCALE_USED, FLOAT32_CROSS_ATTENTION, LARGE_SCORES_STAY, UNCHANGED))

@@ -4,20 +4,21 @@ import numpy as np
 from ..checks import (Call, Spec, Verdict, expect_close, first_of, matches_reference, parts, returned,
                       leaves_inputs_unchanged, UNCHANGED)
 from ..exercise import Exercise
-from .raw_self_attention import RIVER_BANK
+from ..worked_inputs import RIVER_BANK, W_K_RIVER, W_Q_RIVER
+from .. import worked_examples
 
 F = "wired_attention"
-W_Q = np.array([[0.0, 0.0], [0.0, 0.0], [2.0, 0.0], [0.0, 1.5]])
-W_K = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
-SCORES = np.array([[0.0, 0.45, 1.35], [0.0, 0.54, 0.36], [0.0, 1.62, 1.08]])
-WEIGHTS = np.array([[0.201, 0.276, 0.522], [0.266, 0.390, 0.344], [0.159, 0.500, 0.341]])
 
 
-def _hand_wiring(outcomes, ref):
-    out, weights, scores = parts(returned(outcomes[0], F), 3, F, "out, weights, scores")
-    expect_close(scores, SCORES, F, "scores (unscaled Q @ K.T)", RIVER_BANK)
-    expect_close(weights, WEIGHTS, F, "weights", atol=5e-4)  # the table has 3 decimals
-    return Verdict(True, "the hand-wired river-bank scores and weights match the worked example.")
+def _hand_wiring(call):
+    def judge(outcomes, ref):
+        out, weights, scores = parts(returned(outcomes[0], F), 3, F, "out, weights, scores")
+        want_out, want_weights, want_scores = worked_examples.answer(call)
+        expect_close(scores, want_scores, F, "scores (unscaled Q @ K.T: bank on river is 1.62)", *call.args)
+        expect_close(weights, want_weights, F, "weights (bank on river is 0.500)", atol=5e-4)  # the table's 3 decimals
+        expect_close(out, weights @ call.args[0], F, "out (should be weights @ X)", *call.args)
+        return Verdict(True, "the hand-wired river-bank scores, weights and output match the worked example.")
+    return judge
 
 
 HAND_WIRED_RIVER = Spec("the hand-wired river-bank example", 2, visible=True)
@@ -29,7 +30,7 @@ FLOAT32_INPUT = Spec("float32 input", 1)
 
 
 def checks(rng):
-    c_bank = Call(F, (RIVER_BANK, W_Q, W_K))
+    c_bank = Call(F, (RIVER_BANK, W_Q_RIVER, W_K_RIVER))
     d, d_k = 6, 3
     X = rng.standard_normal((5, d))
     c_x = Call(F, (X, rng.standard_normal((d, d_k)), rng.standard_normal((d, d_k))))
@@ -38,7 +39,7 @@ def checks(rng):
     X32 = rng.standard_normal((5, d)).astype(np.float32)
     c_32 = Call(F, (X32, rng.standard_normal((d, 8)).astype(np.float32), rng.standard_normal((d, 8)).astype(np.float32)))
     return [
-        HAND_WIRED_RIVER.bind((c_bank,), _hand_wiring),
+        HAND_WIRED_RIVER.bind((c_bank,), _hand_wiring(c_bank)),
         SCORES_MATCH_REFERENCE.bind((c_x,), matches_reference(c_x, first_of(2), "scores")),
         WEIGHTS_MATCH_REFERENCE.bind((c_x,), matches_reference(c_x, first_of(1), "weights", heatmap=lambda w: w)),
         SQUARE_PROJECTIONS.bind((c_square,), matches_reference(c_square, first_of(1), "weights")),
