@@ -61,7 +61,7 @@ def show_heatmaps(panels, labels=None):
 
 # %% [given]
 # The worked examples' inputs, the same ones the check cells use (autograder/worked_inputs.py).
-from autograder.worked_inputs import (RANDOM_TOKENS, RIVER_BANK, RIVER_BANK_TOKENS, SCORE_SPREAD, SOFTMAX_BY_HAND,
+from autograder.worked_inputs import (RANDOM_TOKENS, RIVER_BANK, RIVER_BANK_TOKENS, SOFTMAX_BY_HAND,
                                       W_K_RIVER, W_Q_RIVER)
 
 # %% [markdown]

@@ -105,7 +105,7 @@ def test_the_margin_check_reads_the_same_weights_as_running_the_head():
         W_Q, W_K = rng.standard_normal((d, T)) * rng.uniform(0, 20), rng.standard_normal((d, T))
         W_V = np.vstack([np.eye(n_vocab), np.zeros((T, n_vocab))])
         prev = _weight_on_previous(W_Q, W_K, n_vocab, tokens)
-        outcome = wire.decode(wire.encode(call_one(lambda n, t: (W_Q, W_K, W_V), F, (n_vocab, T), {})))
+        outcome = wire.decode(wire.encode(call_one(lambda n, t, W=(W_Q, W_K, W_V): W, F, (n_vocab, T), {})))
         verdict = run_judge(check, [outcome], None)
         if np.all(prev >= 0.99 + 1e-9):
             # the weights pass; the output bar then holds by at most 1 - min(prev) from the weights

@@ -31,9 +31,9 @@ import build  # noqa: E402
 DECIMAL = re.compile(r"(?<![\w.])(\d+\.\d+)(?!\w)")
 # Numbers the prose names that are settings rather than results: the grader's bars for the
 # previous-token head (CONTRACTS.md) and what the notebook aims for, as the checks hold them.
+_HEAD = previous_token_head_exercise
 SETTINGS = {"ps1": set(), "ps2": set(),
-            "ps3": {f"{v:g}" for v in (previous_token_head_exercise.BAR_WEIGHT, previous_token_head_exercise.BAR_OUTPUT,
-                                      previous_token_head_exercise.AIM, round(1 - previous_token_head_exercise.AIM, 3))}}
+            "ps3": {f"{v:g}" for v in (_HEAD.BAR_WEIGHT, _HEAD.BAR_OUTPUT, _HEAD.AIM, round(1 - _HEAD.AIM, 3))}}
 
 
 def prose(assignment: str) -> str:
@@ -69,7 +69,7 @@ def _self_weights(seed=None):
     tokens = rng.standard_normal((draws, T, d))
     W_Qs, W_Ks, W_shared = np.linalg.qr(rng.standard_normal((3, draws, d, d_k)))[0]
     on_self = {"raw": [], "separate": [], "shared": []}
-    for X, W_Q, W_K, W_one in zip(tokens, W_Qs, W_Ks, W_shared):
+    for X, W_Q, W_K, W_one in zip(tokens, W_Qs, W_Ks, W_shared, strict=True):
         on_self["raw"].append(np.diag(ps1.raw_self_attention(X)[1]).mean())
         on_self["separate"].append(np.diag(ps1.wired_attention(X, W_Q, W_K)[1]).mean())
         on_self["shared"].append(np.diag(ps1.wired_attention(X, W_one, W_one)[1]).mean())
@@ -237,7 +237,7 @@ def test_the_key_numbers_appear_in_the_prose_as_the_reference_gives_them(assignm
 def test_the_prose_tables_are_the_reference_weights():
     X, out_raw, w_raw, out_wired, w_wired, scores = _river_bank()
     text = prose("ps1")
-    for name, row_raw, row_wired in zip(W.RIVER_BANK_TOKENS, w_raw, w_wired):
+    for name, row_raw, row_wired in zip(W.RIVER_BANK_TOKENS, w_raw, w_wired, strict=True):
         assert f"| **{name}** | " + " | ".join(f"{v:.3f}" for v in row_raw) + " |" in text
         assert f"| **{name}** | " + " | ".join(f"{v:.3f}" for v in row_wired) + " |" in text
     for d, (std, top_unscaled, top_scaled) in W.SCORE_SPREAD.items():
@@ -249,7 +249,7 @@ def test_the_prose_tables_are_the_reference_weights():
 def test_softmax_by_hand_is_the_references():
     for scores, by_hand in W.SOFTMAX_BY_HAND:
         got = ps1.softmax(np.array(scores))
-        assert all(rounds_to(g, f"{h}") or abs(g - h) < 5e-4 for g, h in zip(got, by_hand)), (scores, got)
+        assert all(rounds_to(g, f"{h}") or abs(g - h) < 5e-4 for g, h in zip(got, by_hand, strict=True)), (scores, got)
 
 
 def test_river_bank_blends():

@@ -30,7 +30,8 @@ def _matches(sizes, example=None):
         if set(got) != set(KEYS):
             missing, extra = set(KEYS) - set(got), set(got) - set(KEYS)
             raise Fail(f"the dict's keys should be exactly {', '.join(KEYS)}"
-                       + (f"; missing {sorted(missing)}" if missing else "") + (f"; unexpected {sorted(extra)}" if extra else "") + ".")
+                       + (f"; missing {sorted(missing)}" if missing else "")
+                       + (f"; unexpected {sorted(extra)}" if extra else "") + ".")
         ints = {k for k in KEYS if isinstance(got[k], tuple) and all(type(n) is int for n in got[k])}
         wrong = [k for k in KEYS if not (k in ints and got[k] == want[k])]
         if wrong:
@@ -74,9 +75,11 @@ def checks(rng):
     c_vis, c_rand = Call(F, visible), Call(F, sizes)
     c_cross = Call(F, CROSS_ATTENTION_SHAPES)  # T_q != T_k and d_k != d_v: every size has its own place
     c_np = Call(F, tuple(NpInt(n) for n in sizes))
-    bad = [(0, 5, 5, 16, 8, 8), (2, -1, 5, 16, 8, 8), (2, 5, 5, 16, 2.5, 8), (True, 5, 5, 16, 8, 8), (2, 5, "3", 16, 8, 8)]
+    bad = [(0, 5, 5, 16, 8, 8), (2, -1, 5, 16, 8, 8), (2, 5, 5, 16, 2.5, 8), (True, 5, 5, 16, 8, 8),
+           (2, 5, "3", 16, 8, 8)]
     c_bad = tuple(Call(F, b) for b in bad)
-    why = ["when B is 0", "when T_q is negative", "when d_k is 2.5", "when B is True (a bool is not a size)", "when T_k is the string '3'"]
+    why = ["when B is 0", "when T_q is negative", "when d_k is 2.5", "when B is True (a bool is not a size)",
+           "when T_k is the string '3'"]
     return [
         BATCH_SHAPES_EXAMPLE.bind((c_vis,), _matches_worked(c_vis)),
         CROSS_ATTENTION_EXAMPLE.bind((c_cross,), _matches_worked(c_cross)),
@@ -92,4 +95,5 @@ def checks(rng):
 
 
 EXERCISE = Exercise(F, "ps2", build=checks, specs=(
-    BATCH_SHAPES_EXAMPLE, CROSS_ATTENTION_EXAMPLE, CROSS_ATTENTION_SIZES, ACCEPTS_NUMPY_INTEGERS, REJECTS_SIZES_POSITIVE))
+    BATCH_SHAPES_EXAMPLE, CROSS_ATTENTION_EXAMPLE, CROSS_ATTENTION_SIZES, ACCEPTS_NUMPY_INTEGERS,
+    REJECTS_SIZES_POSITIVE))

@@ -1,8 +1,8 @@
 """attention_with_biases(X, W_Q, W_K, W_V, b_Q, b_K, b_V): the key bias changes nothing."""
 import numpy as np
 
-from ..checks import (matches_worked, Call, Spec, Fail, Verdict, as_array, diagnose_any, expect_close, matches_reference, output_differs,
-                      returned, leaves_inputs_unchanged, UNCHANGED)
+from ..checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, diagnose_any, expect_close,
+                      leaves_inputs_unchanged, matches_reference, matches_worked, output_differs, returned)
 from ..exercise import Exercise
 from ..misconceptions import context, explain
 

@@ -1,8 +1,8 @@
 """fused_self_attention(X, W_qkv, scale): one projection, split [Q | K | V], no mask."""
 import numpy as np
 
-from ..checks import (matches_worked, Call, Spec, Fail, Verdict, as_array, each, expect_close, matches_reference, provided, raised,
-                      returned, leaves_inputs_unchanged, UNCHANGED)
+from ..checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, each, expect_close, leaves_inputs_unchanged,
+                      matches_reference, matches_worked, provided, raised, returned)
 from ..exercise import Exercise
 from ..misconceptions import explain
 
@@ -93,7 +93,8 @@ def checks(rng):
     X, W = rng.standard_normal((2, T, d)), rng.standard_normal((d, 3 * h))
     c_ref = Call(F, (X, W, 1 / np.sqrt(h)))
     c_scale = Call(F, (X, W, 0.9))
-    c_32 = Call(F, (rng.standard_normal((T, d)).astype(np.float32), rng.standard_normal((d, 3 * h)).astype(np.float32), 0.5))
+    c_32 = Call(F, (rng.standard_normal((T, d)).astype(np.float32),
+                    rng.standard_normal((d, 3 * h)).astype(np.float32), 0.5))
     return [
         # Uniform weights are right when W_K = 0: the check counts only with a sharp head right too.
         W_K_0.bind((c_vis, c_sharp), provided(_uniform_keys(c_vis), _sharp(c_sharp, sharp),

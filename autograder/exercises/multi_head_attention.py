@@ -1,8 +1,8 @@
 """multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, causal=False) -> (out, per_head)."""
 import numpy as np
 
-from ..checks import (matches_worked, Call, Spec, Fail, Verdict, as_array, expect_close, first_of, matches_reference, parts, returned,
-                      leaves_inputs_unchanged, UNCHANGED)
+from ..checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, expect_close, first_of, leaves_inputs_unchanged,
+                      matches_reference, matches_worked, parts, returned)
 from ..exercise import Exercise
 
 F = "multi_head_attention"
@@ -52,7 +52,8 @@ def _sum_of_heads(call, expected):
         if out.shape != X.shape:
             raise Fail(f"out should have the shape of X, {X.shape}; yours has {out.shape}.")
         if per_head.shape != (n_heads,) + X.shape:
-            raise Fail(f"per_head should have shape (n_heads, ..., T, d) = {(n_heads,) + X.shape}; yours has {per_head.shape}.")
+            raise Fail(f"per_head should have shape (n_heads, ..., T, d) = {(n_heads,) + X.shape}; "
+                       f"yours has {per_head.shape}.")
         if not (np.isfinite(out).all() and np.isfinite(per_head).all()
                 and np.allclose(per_head.sum(0), out, atol=1e-6, rtol=1e-6)):
             raise Fail("per_head.sum(0) should equal out: each head's part goes through its own block of "

@@ -14,7 +14,8 @@ def _moves_like_head(call, X):
         W_OV = as_array(returned(outcomes[0], F), F, "W_OV")
         d = W_V.shape[0]
         if W_OV.shape != (d, d):
-            raise Fail(f"W_OV should be (d, d) = {(d, d)}: it maps an embedding to what the head writes; yours is {W_OV.shape}.")
+            raise Fail(f"W_OV should be (d, d) = {(d, d)}: it maps an embedding to what the head writes; "
+                       f"yours is {W_OV.shape}.")
         # Attending fully to token x writes x W_V W_O: check that on a few tokens. X has more
         # tokens (7) than dimensions (5) and full column rank, so only W_V W_O passes.
         with np.errstate(all="ignore"):  # a student's inf or nan must not warn in the grader

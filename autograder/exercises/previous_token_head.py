@@ -36,10 +36,10 @@ def _tokens_X(tokens, n_vocab, T):
 
 def _matrices(outcome, n_vocab, T):
     W_Q, W_K, W_V = (as_array(w, F, name) for w, name in
-                     zip(parts(returned(outcome, F), 3, F, "W_Q, W_K, W_V"), ("W_Q", "W_K", "W_V")))
+                     zip(parts(returned(outcome, F), 3, F, "W_Q, W_K, W_V"), ("W_Q", "W_K", "W_V"), strict=True))
     d = n_vocab + T
     want = {"W_Q": (d, T), "W_K": (d, T), "W_V": (d, n_vocab)}
-    for name, W in zip(want, (W_Q, W_K, W_V)):
+    for name, W in zip(want, (W_Q, W_K, W_V), strict=True):
         if W.shape != want[name]:
             raise Fail(f"with n_vocab = {n_vocab} and T = {T} (so d = {d}), {name} should have shape "
                        f"{want[name]}; yours has {W.shape}.")

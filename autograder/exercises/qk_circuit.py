@@ -14,7 +14,8 @@ def _scores_agree(call, X):
         W_QK = as_array(returned(outcomes[0], F), F, "W_QK")
         d = W_Q.shape[0]
         if W_QK.shape != (d, d):
-            raise Fail(f"W_QK should be (d, d) = {(d, d)}, one entry per pair of embedding axes; yours is {W_QK.shape}.")
+            raise Fail(f"W_QK should be (d, d) = {(d, d)}, one entry per pair of embedding axes; "
+                       f"yours is {W_QK.shape}.")
         # x_i W_QK x_j^T must equal q_i . k_j for every pair: a check that needs no reference.
         # X has more tokens (7) than dimensions (5) and full column rank, so only W_Q W_K^T passes.
         with np.errstate(all="ignore"):  # a student's inf or nan must not warn in the grader

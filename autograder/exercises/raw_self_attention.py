@@ -1,8 +1,8 @@
 """raw_self_attention(X): queries, keys and values are all X; unscaled scores."""
 import numpy as np
 
-from ..checks import (matches_worked, Call, Spec, Fail, Verdict, as_array, expect_close, first_of, matches_reference, parts,
-                      provided, returned, leaves_inputs_unchanged, UNCHANGED)
+from ..checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, expect_close, first_of, leaves_inputs_unchanged,
+                      matches_reference, matches_worked, parts, provided, returned)
 from ..exercise import Exercise
 from ..worked_inputs import RIVER_BANK
 from .. import worked_examples
@@ -15,7 +15,8 @@ def _river_bank(call):
         out, weights = parts(returned(outcomes[0], F), 2, F, "out, weights")
         weights, out = as_array(weights, F, "weights"), as_array(out, F, "out")
         if weights.shape != (3, 3) or out.shape != (3, 4):
-            raise Fail(f"for X of shape (3, 4) expected out (3, 4) and weights (3, 3); got {out.shape} and {weights.shape}.")
+            raise Fail(f"for X of shape (3, 4) expected out (3, 4) and weights (3, 3); "
+                       f"got {out.shape} and {weights.shape}.")
         _, want = worked_examples.answer(call)
         # within the notebook's table, which has 3 decimals
         expect_close(weights, want, F, "river-bank weights (the table: the keeps 0.576 on itself)", atol=5e-4)

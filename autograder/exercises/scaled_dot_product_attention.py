@@ -2,8 +2,8 @@
 import numpy as np
 
 from .. import worked_examples
-from ..checks import (matches_worked, Call, Spec, Fail, Verdict, as_array, expect_close, first_of, matches_reference, parts,
-                      returned, leaves_inputs_unchanged, UNCHANGED)
+from ..checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, expect_close, first_of, leaves_inputs_unchanged,
+                      matches_reference, matches_worked, parts, returned)
 from ..exercise import Exercise
 from ..misconceptions import explain
 from ..worked_inputs import CAUSAL_MASK_3, K_CAT_SAT, Q_CAT_SAT, V_CAT_SAT, WARM_JACKET_KEYS, WARM_QUERY
@@ -117,7 +117,8 @@ def checks(rng):
     c_shape = Call(F, (vis.standard_normal((2, 3, 4)), vis.standard_normal((2, 5, 4)), vis.standard_normal((2, 5, 6))))
 
     B, H, T, d_k, d_v = 2, 3, 6, 16, 5
-    args = (rng.standard_normal((B, H, T, d_k)), rng.standard_normal((B, H, T, d_k)), rng.standard_normal((B, H, T, d_v)))
+    args = (rng.standard_normal((B, H, T, d_k)), rng.standard_normal((B, H, T, d_k)),
+            rng.standard_normal((B, H, T, d_v)))
     c_plain = Call(F, args)
     # An additive mask that hides a random half of the keys (each query keeps itself): not
     # symmetric, so a mask applied transposed, or not at all, gives other weights.

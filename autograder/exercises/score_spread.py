@@ -80,7 +80,8 @@ def checks(rng):
     # Rows per width: the student's code draws n_rows x (n_keys + 1) x d numbers, so wider
     # draws get fewer rows. Each mean top weight then stays within TOL by more than 5 of
     # its standard errors (about 0.2 / sqrt(n_rows) at d <= 64, 0.12 / sqrt(n_rows) at 256).
-    calls = {d: Call(F, (d, rows, 8, Rng(int(s)))) for (d, rows), s in zip(((4, 2000), (64, 1000), (256, 500)), seeds)}
+    widths = ((4, 2000), (64, 1000), (256, 500))
+    calls = {d: Call(F, (d, rows, 8, Rng(int(s)))) for (d, rows), s in zip(widths, seeds[:3], strict=True)}
     c_visible = Call(F, (16, 2000, 8, Rng(16)))
     # A second width for the visible checks: one constant (the table's row for d = 16) must
     # not pass for a measurement.
@@ -121,8 +122,8 @@ def _like_reference(call):
         want = _reference_statistics(ref.solution(F), d, n_keys)
         names = ("std", "top_unscaled", "top_scaled")
         tols = (0.06 * np.sqrt(d), TOL, TOL)
-        off = [f"{n} should be about {w:.3f}, yours is {g:.3f}" for n, g, w, t in zip(names, got, want, tols)
-               if not _near(g, w, t)]
+        off = [f"{n} should be about {w:.3f}, yours is {g:.3f}"
+               for n, g, w, t in zip(names, got, want, tols, strict=True) if not _near(g, w, t)]
         if off:
             raise Fail(f"at d = {d} with {n_keys} keys: " + "; ".join(off) + ".")
         return Verdict(True, f"the statistics are right at d = {d} with {n_keys} keys.")

@@ -1,8 +1,8 @@
 """softmax(S, axis=-1): stable, rows sum to 1, -inf gets exactly 0."""
 import numpy as np
 
-from ..checks import (matches_worked, Call, Spec, Fail, Verdict, as_array, each, expect_close, matches_reference, returned,
-                      leaves_inputs_unchanged, UNCHANGED, side_by_side)
+from ..checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, each, expect_close, leaves_inputs_unchanged,
+                      matches_reference, matches_worked, returned, side_by_side)
 from ..exercise import Exercise
 
 F = "softmax"
@@ -100,5 +100,6 @@ def checks(rng):
 
 
 EXERCISE = Exercise(F, "ps1", build=checks, specs=(
-    ROWS_NON_NEGATIVE, FINITE_SCORES_1E4, INF_WEIGHT_EXACTLY, OWN_ROW_MAXIMUM, AXIS_GIVEN, MATCHES_REFERENCE_RANDOM, WORKS_FLOAT32_BATCHED,
+    ROWS_NON_NEGATIVE, FINITE_SCORES_1E4, INF_WEIGHT_EXACTLY, OWN_ROW_MAXIMUM, AXIS_GIVEN, MATCHES_REFERENCE_RANDOM,
+    WORKS_FLOAT32_BATCHED,
     HONOURS_AXIS_ARGUMENT, FINITE_RANDOM_SCORES, UNCHANGED))

@@ -37,7 +37,8 @@ def checks(rng):
     Xs = rng.standard_normal((4, d))
     c_square = Call(F, (Xs, rng.standard_normal((d, d)), rng.standard_normal((d, d))))
     X32 = rng.standard_normal((5, d)).astype(np.float32)
-    c_32 = Call(F, (X32, rng.standard_normal((d, 8)).astype(np.float32), rng.standard_normal((d, 8)).astype(np.float32)))
+    c_32 = Call(F, (X32, rng.standard_normal((d, 8)).astype(np.float32),
+                    rng.standard_normal((d, 8)).astype(np.float32)))
     return [
         HAND_WIRED_RIVER.bind((c_bank,), _hand_wiring(c_bank)),
         SCORES_MATCH_REFERENCE.bind((c_x,), matches_reference(c_x, first_of(2), "scores")),
