@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test test-fast lint install clean notebooks
+.PHONY: demo test test-fast lint install clean notebooks chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,8 +37,13 @@ install: $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(BIN)/python examples/demo.py
 
-test: lint $(VENV)/.postgres
+test: lint chromium $(VENV)/.postgres
 	$(BIN)/python -m pytest -q
+
+# The browser tests (tests/test_browser.py) drive Debian's chromium with Playwright; no
+# browser is downloaded at run time. Installed here when missing (root on these machines).
+chromium:
+	@test -x /usr/bin/chromium || apt-get install -y chromium || (apt-get update && apt-get install -y chromium)
 
 test-fast: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m "not slow"

@@ -50,7 +50,7 @@ from .checks import test_name
 from .errors import GraderError
 from .grade import DEFAULT_TIMEOUT
 from .names import file_stem, one_line, readable
-from .report.class_report import class_html
+from .report.dashboard import write_dashboard
 from .report.feedback import feedback_html
 from .report.table import grades_csv, neutralise
 from .results import Results, from_json, write_atomic
@@ -783,7 +783,7 @@ def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None
     result.summary = summary
     write_atomic(out / "grades.csv", grades_csv(rows, names, [f.student for f in failures] + ungraded))
     write_atomic(out / "changes.csv", changes_csv(changes))
-    write_atomic(out / "class.html", class_html(summary))
+    write_dashboard(out, summary, rows, failures, root=Path(root), timeout=timeout, jobs=jobs)  # and index.html
     write_atomic(out / RUN_FILE, f"{run + 1}\n")  # this run is complete: its changes are reported
     shutil.rmtree(out / SNAPSHOTS, ignore_errors=True)
     return result

@@ -299,9 +299,10 @@ def describe_difference(got: np.ndarray, expected: np.ndarray, what: str, atol: 
         diffs = np.where(bad & np.isfinite(g), np.abs(g - e), 0.0)
     # nan differs from everything by no number: count it apart rather than report a 0.
     largest = f"largest difference {float(np.nanmax(diffs)):.3g}" if (bad & np.isfinite(g)).any() else ""
-    nans = f"{n_nan} of them nan" if n_nan else ""
-    lines = [f"{what}: {n_bad} of {e.size} entries differ ("
-             + "; ".join(x for x in (nans, largest, f"allowed {atol:g} + {rtol:g}·|expected|") if x) + ")."]
+    n_inf = int((np.isinf(g) & bad).sum())
+    counts = (f"{n_nan} of them nan" if n_nan else "", f"{n_inf} of them infinite" if n_inf else "")
+    detail = "; ".join(x for x in (*counts, largest) if x)
+    lines = [f"{what}: {n_bad} of {e.size} entries differ" + (f" ({detail})." if detail else ".")]
     if e.ndim >= 2:
         lead = np.unravel_index(int(np.argmax(bad.reshape(-1))), e.shape)[:-2]
         g2, e2 = g[lead], e[lead]

@@ -101,7 +101,7 @@ def _grade_batch(args) -> int:
     from .batch import ClassFolderError, run_batch
     from .names import one_line, readable
     from .nbgrader_bridge import GradebookError
-    from .report.class_report import summary_text
+    from .report.dashboard import summary_text
 
     if args.jobs is not None and args.jobs < 1:
         print("autograder: --jobs must be at least 1", file=sys.stderr)

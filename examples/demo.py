@@ -2,8 +2,9 @@
 
 It generates the class in nbgrader's layout (examples/make_class.py: right answers in
 several styles, unfinished work, one catalogued mistake of each kind, a hang, a crash, a broken
-notebook), grades each problem set with `autograder grade-batch`, and prints the class
-table and where the results, feedback pages and class reports are.
+notebook), grades each problem set with `autograder grade-batch`, prints the class table,
+writes one index over the three class dashboards (demo-out/index.html) and ends with its
+file:// address, the page to open.
 """
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 from make_class import make_class
 
 from autograder.assignments import ASSIGNMENTS
+from autograder.report.index import file_uri, write_index
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "demo-out"
@@ -29,8 +31,10 @@ def main() -> None:
         print()
     print("The class table of ps2 (demo-out/ps2/grades.csv), first rows:")
     print("".join((OUT / "ps2" / "grades.csv").read_text().splitlines(keepends=True)[:8]))
-    print(f"Open {OUT / 'ps2' / 'class.html'} for the class report and "
-          f"{OUT / 'ps2' / 'feedback'}/<student>.html for each student's feedback.")
+    index = write_index(OUT, "Sample class: ps1 to ps3")
+    print("Each problem set's class dashboard (demo-out/<ps>/class.html) links every student's feedback page.")
+    print("Open the index of the three dashboards:")
+    print(file_uri(index))
 
 
 if __name__ == "__main__":

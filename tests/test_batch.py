@@ -104,8 +104,10 @@ def test_feedback_page_explains_the_mistake_with_a_heatmap(uninterrupted):
 
 def test_class_report_counts_mistakes(uninterrupted):
     page = (uninterrupted / "class.html").read_text()
-    assert "<td>scale_by_dk</td><td>1 (10%)</td>" in page
-    assert page.count("<svg") == 2
+    row = next(r for r in page.split("class='mistake'") if "<code>scale_by_dk</code>" in r)
+    assert "1 student (10%)" in row and "href='feedback/ben.html'" in row  # who made it, linked
+    assert page.count("<svg") >= 3  # the score histogram, how each exercise went, the class's weights
+    assert (uninterrupted / "index.html").read_text().count("href='class.html'") == 1
 
 
 def test_cli_batch_exits_0_and_prints_the_class_summary(flat_class, tmp_path):

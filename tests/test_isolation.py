@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from autograder.sandbox.confine import remove_ipc
+from autograder.sandbox.zygote import UID_BASE
 from test_grading_corpus import ROOT, SUBMISSIONS, with_root
 
 pytestmark = pytest.mark.slow  # the corpus's attacks, at three levels, each in its own process
@@ -32,7 +33,7 @@ SEQUENCE = [VICTIM, "hostile_walks_frames_for_classmates.py", "hostile_output_tr
             "hostile_plants_for_next.py", CHECK, "hostile_escapes_and_jams.py", CHECK,
             "hostile_memory_and_cpu.py", "hostile_spins_cores.py", "hostile_finds_course_copies.py", CHECK,
             VICTIM]
-SANDBOX_UIDS = range(1_200_000_000, 4_000_000_000)
+SANDBOX_UIDS = range(UID_BASE, 4_000_000_000)
 
 # What gets through at each level, by the attack's own words (see the README's table).
 BREACHES = {
@@ -120,7 +121,9 @@ def _real_uid(pid: str) -> int | None:
 
 
 def _sandbox_processes() -> list[str]:
-    return [e for e in os.listdir("/proc") if e.isdigit() and _real_uid(e) in SANDBOX_UIDS]
+    # `None in range(...)` would walk the whole range: a process that ended mid-read is skipped.
+    return [e for e in os.listdir("/proc") if e.isdigit() and (uid := _real_uid(e)) is not None
+            and uid in SANDBOX_UIDS]
 
 
 def _shm_of(uids) -> list[str]:

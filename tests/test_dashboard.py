@@ -1,0 +1,266 @@
+"""Issue 11: the class dashboard, the index and the student's feedback page, as HTML.
+
+Fast: results are made here (no sandbox); tests/test_browser.py opens real pages in chromium.
+"""
+import re
+from urllib.parse import quote, unquote
+
+import pytest
+
+from autograder.batch import Failure, StudentRow, summarize, summarize_class
+from autograder.grade import ungraded
+from autograder.misconceptions import EXPLANATIONS, FOR_EXERCISE, explain
+from autograder.names import file_stem
+from autograder.report.dashboard import about_student, write_dashboard
+from autograder.report.feedback import feedback_html, heatmap_svg, markdown, plain, printed_once
+from autograder.report.index import find_dashboards, write_index
+from autograder.results import Results
+from autograder.results import TestResult as Check
+
+SDPA = "scaled_dot_product_attention"
+WEIGHTS = [[1.0, 0.0, 0.0], [0.4, 0.6, 0.0], [0.2, 0.3, 0.5]]
+FLAT = [[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.33, 0.33, 0.34]]
+HOSTILE = "<img src=x onerror=alert(1)>\n"
+
+
+def t(exercise, title, ok, output="", mistake=None, heat=None, points=1):
+    tags = [f"exercise:{exercise}"] + ([f"misconception:{mistake}"] if mistake else [])
+    extra = {"heatmap": {"expected": heat[0], "got": heat[1]}} if heat else {}
+    return Check(f"{exercise}: {title}", points if ok else 0, points, "passed" if ok else "failed",
+                      output, "visible", tags, extra)
+
+
+def dk_results(printed="") -> Results:
+    """scale_by_dk in five checks of one exercise, as the engine writes it: the explanation
+    (with this input's numbers) above the difference, on every check."""
+    tests = [t("causal_mask", "T = 3", True)]
+    for k, d_k in enumerate((16, 16, 4, 8, 16)):
+        text = explain("scale_by_dk", func=SDPA, d_k=d_k)
+        tests.append(t(SDPA, f"check {k}", False, f"{text}\n{SDPA}'s weights: 6 of 9 entries differ (largest "
+                       "difference 0.2; allowed 1e-06 + 1e-06·|expected|).\nyours   expected", "scale_by_dk",
+                       (WEIGHTS, FLAT) if k == 1 else None))
+    tests.append(t("attention_shapes", "sizes", False, "attention_shapes raised ValueError: bad (line 3). ",
+                   "crashed"))
+    output = ("cell 17 raised NameError: name 'x' is not defined\nYour code printed:\n" + printed) if printed else ""
+    return Results(sum(x.score for x in tests), sum(x.max_score for x in tests), 0.1, output, tests,
+                   {"isolation": "full"})
+
+
+def section(page: str, exercise: str) -> str:
+    start = page.index(f"id='ex-{exercise}'")
+    end = page.find("<section", start)
+    return page[start:end if end > 0 else None]
+
+
+# ---------------------------------------------------------------- the feedback page
+
+def test_the_page_has_a_language_and_a_viewport_and_no_script():
+    page = feedback_html("ada", "ps2", dk_results())
+    assert "<html lang='en'>" in page and "name='viewport'" in page
+    assert "<script" not in page and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+
+
+def test_the_verdict_comes_first_with_one_line_per_failed_exercise():
+    page = feedback_html("ada", "ps2", dk_results())
+    verdict = page[page.index("class='verdict'"):page.index("</section>")]
+    assert f"{6 - 5 + 0:g} / 7" in verdict or "1 / 7" in verdict
+    lines = re.findall(r"<li>.*?</li>", verdict)
+    assert len(lines) == 2  # scaled_dot_product_attention and attention_shapes; causal_mask passed
+    assert "scale by dk" in lines[0] and "too flat" in lines[0]
+    assert "attention_shapes" in lines[1] and "raised an error" in lines[1]
+    assert page.index("class='verdict'") < page.index("id='ex-causal_mask'")
+
+
+def test_each_diagnosis_is_shown_once_per_exercise():
+    page = feedback_html("ada", "ps2", dk_results())
+    sdpa = section(page, SDPA)
+    assert sdpa.count("too flat") == 1
+    assert "d_k = 16" in sdpa  # the numbers of the first check that quoted them
+
+
+def test_no_tolerance_formula_and_no_bare_cell_number():
+    page = feedback_html("ada", "ps2", dk_results(printed="hello\n"))
+    assert "allowed 1e-06" not in page and "·|expected|" not in page
+    assert "largest difference 0.2" in page
+    assert not re.search(r"(?<!notebook )cell 17", page)
+
+
+def test_printed_output_goes_last_collapsed_and_once_after_a_restart():
+    printed = "epoch 1\nepoch 2\n\n--- restarted after a cell or exercise that hung or crashed ---\nepoch 1\nepoch 2\n"
+    page = feedback_html("ada", "ps2", dk_results(printed=printed))
+    assert page.count("epoch 1") == 1
+    details = page.index("<details>")
+    assert details > page.rindex("</section>") and "epoch 1" in page[details:]
+    assert printed_once("a\nb\n") == ("a\nb\n", False)
+
+
+def test_a_submission_nothing_could_run_says_so_once():
+    why = "ps2.ipynb is not a valid notebook (broken JSON at line 3); open it in Jupyter, save, and submit again"
+    results = ungraded("ps2", "zed", why)
+    page = feedback_html("zed", "ps2", results)
+    assert page.count("broken JSON") == 1
+    assert "If Jupyter cannot open it" in page  # advice that works when Jupyter cannot open it
+    nothing = Results(0, 36, 0.1, why, [t(e, "x", False, "nothing in the submission could be run (see the problems "
+                                           "above).") for e in ("causal_mask", SDPA, "attention_shapes")])
+    page = feedback_html("zed", "ps2", nothing)
+    assert page.count("could be run") == 1 and page.count("broken JSON") == 1
+
+
+def test_a_crash_says_which_kind():
+    died = t("fused_self_attention", "batch", False, "running fused_self_attention ended the process (os._exit, a "
+             "crash, or it was killed for using too much memory); no result came back.", "crashed")
+    page = feedback_html("ada", "ps2", Results(0, 1, 0.1, "", [died, *[
+        t("fused_self_attention", f"c{k}", False, died.output, "crashed") for k in range(3)]]))
+    assert "more memory than the limit" in page and "os._exit" in page
+    assert page.count("stopped the Python process") == 2  # what to fix, and the first check (not all four)
+
+
+def test_the_students_heatmap_is_beside_the_expected_one_with_axes_and_a_scale():
+    page = feedback_html("ada", "ps2", dk_results())
+    sdpa = section(page, SDPA)
+    assert sdpa.index("your weights") < sdpa.index("expected weights")  # the text's order: yours, expected
+    svg = heatmap_svg(WEIGHTS, "w")
+    assert 'role="img"' in svg and "aria-label=" in svg and "<title>" in svg
+    assert "query position" in svg and "key position" in svg
+    assert 'fill="#ffffff"' in svg  # 0 is white, not grey
+    assert svg.count("<rect") >= 9 + 11  # the cells and the colour scale
+    cell = int(re.search(r'<rect x="\d+" y="\d+" width="(\d+)"', svg).group(1))
+    assert cell >= 40  # big enough to read (the SVG scales down on a phone)
+    assert int(re.search(r'width="(\d+)"', heatmap_svg([[0.1] * 12] * 12, "w")).group(1)) >= 300
+
+
+def test_a_causal_mask_heatmap_is_drawn_when_results_carry_one():
+    allowed = [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]
+    test = t("causal_mask", "T = 3", False, "causal_mask(3) is wrong.", "mask_wrong_direction",
+             (allowed, [list(r) for r in zip(*allowed, strict=True)]))
+    page = feedback_html("ada", "ps2", Results(0, 1, 0.1, "", [test]))
+    assert section(page, "causal_mask").count("<svg") == 2 and "may attend" in page
+
+
+@pytest.mark.parametrize("name", [HOSTILE, "<script>alert(1)</script>", "jos\udce9"])
+def test_every_name_and_text_is_escaped(name):
+    r = dk_results(printed="<script>x</script>\n")
+    r.tests[1].output = "<b>" + r.tests[1].output
+    page = feedback_html(name, "ps2", r)
+    assert "<img" not in page and "<script" not in page and "<b>" not in page
+
+
+def test_markdown_is_rendered_after_escaping():
+    assert markdown("use `axis=axis` and *where* <b>") == "use <code>axis=axis</code> and <em>where</em> &lt;b&gt;"
+    assert plain("(largest difference 0.3; allowed 1e-06 + 1e-06·|expected|).") == "(largest difference 0.3)."
+
+
+# ---------------------------------------------------------------- the dashboard
+
+@pytest.mark.parametrize("mistake", sorted(EXPLANATIONS))
+def test_explanations_on_the_instructors_page_speak_about_the_student(mistake):
+    for func in ["softmax", SDPA, *(f for m, f in FOR_EXERCISE if m == mistake)]:
+        text = about_student(explain(mistake, func=func))
+        assert not re.search(r"\byou(r)?\b", text, re.I), text
+
+
+@pytest.fixture
+def graded_class(tmp_path):
+    """An OUTDIR as a batch leaves it: results and pages of five students, one not graded."""
+    out = tmp_path / "out"
+    (out / "feedback").mkdir(parents=True)
+    hung = Results(0, 1, 0.1, "", [t(SDPA, "x", False, "x ran past the time limit of 3 s, so ...", "timeout")])
+    died = Results(0, 1, 0.1, "", [t(SDPA, "x", False, "running scaled_dot_product_attention ended the process "
+                                     "(os._exit, a crash, or it was killed for using too much memory); no result "
+                                     "came back.", "crashed")])
+    right = Results(7, 7, 0.1, "", [t(SDPA, "w", True, heat=(WEIGHTS, WEIGHTS), points=7)])
+    students = {"ada": right, "ben": dk_results(), HOSTILE: dk_results(), "hal": hung, "cy": died,
+                "zed": ungraded("ps2", "zed", "zed.ipynb is not a valid notebook (broken JSON at line 3)")}
+    rows = []
+    for name, r in students.items():
+        (out / f"{file_stem(name)}.json").write_text(r.to_json())
+        (out / "feedback" / f"{file_stem(name)}.html").write_text(feedback_html(name, "ps2", r))
+        rows.append(summarize(name, r))
+    rows.sort(key=lambda r: r.student)
+    summary = summarize_class("ps2", rows)
+    index = write_dashboard(out, summary, rows, [Failure("gus", "the sandbox failed (no answer)")],
+                            root=tmp_path / "class", timeout=3, jobs=2)
+    return out, index
+
+
+def test_the_dashboard_links_every_feedback_page_from_a_roster(graded_class):
+    out, _ = graded_class
+    page = (out / "class.html").read_text()
+    roster = page[page.index("id='roster'"):]
+    hrefs = re.findall(r"href='([^']+)'", roster)
+    assert sorted(hrefs) == sorted(f"feedback/{quote(file_stem(s))}.html" for s in ["ada", "ben", HOSTILE, "hal",
+                                                                                  "cy", "zed"])
+    assert all((out / unquote(h)).is_file() for h in hrefs)
+    assert "class='sortable'" in roster and "<button type='button'>score</button>" in roster
+    assert roster.count("<tr>") == 1 + 7  # the header, six graded, gus not graded
+
+
+def test_the_dashboard_lists_broken_submissions_by_name(graded_class):
+    out, _ = graded_class
+    page = (out / "class.html").read_text()
+    broken = page[page.index("id='broken'"):page.index("<h2>Scores")]
+    for heading, who in [("Could not be read", "zed"), ("Hung", "hal"), ("Crashed", "cy"), ("Not graded", "gus")]:
+        part = broken[broken.index(heading):]
+        assert who in part[:part.find("</ul>")], heading
+
+
+def test_the_dashboard_says_who_made_each_mistake_in_which_exercise(graded_class):
+    out, _ = graded_class
+    page = (out / "class.html").read_text()
+    row = next(r for r in page.split("class='mistake'") if "<code>scale_by_dk</code>" in r)
+    assert "2 students (33%)" in row and f"<code>{SDPA}</code>" in row and "feedback/ben.html" in row
+    assert "The student&#x27;s attention weights are too flat" in row or "The student's attention" in row
+    assert not re.search(r"\byour?\b", row, re.I)
+
+
+def test_the_dashboard_has_charts_a_class_heatmap_date_settings_and_version(graded_class):
+    out, _ = graded_class
+    page = (out / "class.html").read_text()
+    assert "Score histogram" in page and "How each exercise went" in page
+    assert "class average of the students" in page
+    assert re.search(r"Graded \d{4}-\d\d-\d\d \d\d:\d\d UTC by autograder \S+", page)
+    assert "3 s per exercise" in page and "worker processes" in page and "isolation" in page
+    assert all('role="img"' in svg and "aria-label" in svg for svg in re.findall(r"<svg[^>]*>", page))
+
+
+def test_the_dashboard_is_self_contained_and_escapes_names(graded_class):
+    out, _ = graded_class
+    page = (out / "class.html").read_text()
+    assert "<img" not in page and page.count("<script") == 1  # the roster's sorter, inline
+    assert not re.search(r"(src|href)=['\"]?(https?:)?//", page) and "<link" not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;\\n" in page  # readable, then escaped
+
+
+def test_the_index_links_every_dashboard(graded_class, tmp_path):
+    out, index = graded_class
+    assert index == out / "index.html" and "class.html" in index.read_text()
+    (tmp_path / "ps9").mkdir()
+    (tmp_path / "ps9" / "class.html").write_text((out / "class.html").read_text().replace(
+        "content='ps2'", "content='ps9'"))
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "class.html").write_text("<p>not a dashboard</p>")
+    page = write_index(tmp_path).read_text()
+    assert [d.assignment for d in find_dashboards(tmp_path)] == ["ps2", "ps9"]
+    assert "href='out/class.html'" in page and "href='ps9/class.html'" in page and "notes" not in page
+    for href in re.findall(r"href='([^']+)'", page):
+        assert (tmp_path / href).is_file()
+
+
+def test_a_class_of_nobody_still_gets_a_dashboard(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    rows: list[StudentRow] = []
+    write_dashboard(out, summarize_class("ps1", rows), rows, [Failure("ada", "the sandbox failed")])
+    page = (out / "class.html").read_text()
+    assert "ada" in page and "Not graded" in page
+
+
+def test_a_cells_problem_is_tied_to_its_exercise_when_the_results_show_it():
+    raised = t("attention_shapes", "sizes", False, "attention_shapes raised ValueError: bad shapes here (cell 4, "
+               "line 2). ", "crashed")
+    hung = t(SDPA, "x", False, "x ran past the time limit of 3 s, so ...", "timeout")
+    results = Results(0, 2, 0.1, "cell 4 raised ValueError: bad shapes here\ncell 9 ran past the 3 s time limit and "
+                      "was skipped", [raised, hung])
+    page = feedback_html("ada", "ps2", results)
+    assert "notebook cell 4 raised ValueError: bad shapes here (the error attention_shapes raises" in page
+    assert f"notebook cell 9 ran past the 3 s time limit and was skipped ({SDPA} also ran past" in page
