@@ -171,6 +171,25 @@ def _tables():
     )
 
 
+def _import_nbgrader_api():
+    """nbgrader.api, for its models, once per new gradebook. nbgrader.api imports nbformat, whose
+    jsonschema, on its first import, builds a parser for IRI formats from the optional
+    rfc3987_syntax package: most of the import's 3 s here, for a check that neither nbgrader's
+    schema nor a notebook's uses. When this is jsonschema's first import in the process, that
+    optional package is hidden from it (jsonschema then skips the IRI formats, as it does when
+    the package is not installed) and shown again right after."""
+    import importlib
+
+    if "nbgrader.api" in sys.modules or "jsonschema" in sys.modules or "rfc3987_syntax" in sys.modules:
+        return importlib.import_module("nbgrader.api")
+    sys.modules["rfc3987_syntax"] = None  # an import of it raises ImportError, which jsonschema expects
+    try:
+        return importlib.import_module("nbgrader.api")
+    finally:
+        if sys.modules.get("rfc3987_syntax", 0) is None:
+            del sys.modules["rfc3987_syntax"]
+
+
 def _new_id() -> str:
     import uuid
 
@@ -233,8 +252,8 @@ class GradebookWriter:
         ``nbgrader.api.Gradebook`` does (its revision read in this process, not by running the
         ``alembic`` command)."""
         from alembic.script import ScriptDirectory
-        from nbgrader import api
 
+        api = _import_nbgrader_api()
         head = ScriptDirectory(str(Path(api.__file__).parent / "alembic")).get_current_head()
         if head not in SCHEMA_REVISIONS:
             raise GradebookError(f"the installed nbgrader's schema is revision {head!r}; this grader writes "
@@ -247,7 +266,8 @@ class GradebookWriter:
                 conn.execute(alembic.insert().values(version_num=head))
 
     def _create_assignment(self) -> None:
-        from nbgrader.api import Gradebook, MissingEntry
+        api = _import_nbgrader_api()
+        Gradebook, MissingEntry = api.Gradebook, api.MissingEntry
 
         # nbgrader runs its `alembic` script by name: make this interpreter's scripts findable.
         scripts = str(Path(sys.executable).parent)
