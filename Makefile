@@ -16,15 +16,28 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -qq -e '.[test]'
+	$(BIN)/pip install -qq -e '.[test,postgres]'
 	touch $(VENV)/.installed $@
+
+# The PostgreSQL server the gradebook tests start (as the postgres user, on a free port of
+# 127.0.0.1, in a temporary folder): Debian's package, when no initdb and pg_ctl are there yet.
+HAVE_PG = ls /usr/lib/postgresql/*/bin/initdb /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || \
+	{ command -v initdb && command -v pg_ctl; } >/dev/null 2>&1
+$(VENV)/.postgres: | $(BIN)/python
+	@$(HAVE_PG) || { \
+		echo "installing Debian's postgresql: the gradebook tests start a server of their own"; \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null || \
+		{ $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; }; }
+	@$(HAVE_PG) || { echo "no PostgreSQL server (initdb, pg_ctl) after apt-get install postgresql" >&2; exit 1; }
+	touch $@
 
 install: $(VENV)/.installed
 
 demo: $(VENV)/.installed
 	$(BIN)/python examples/demo.py
 
-test: lint chromium
+test: lint chromium $(VENV)/.postgres
 	$(BIN)/python -m pytest -q
 
 # The browser tests (tests/test_browser.py) drive Debian's chromium with Playwright; no

@@ -41,42 +41,401 @@ def student_of(notebook: Path) -> str:
     return notebook.stem
 
 
-def write_gradebook(url: str, assignment: str, rows: list[dict]) -> int:
-    """Record each student's per-exercise points in an nbgrader gradebook (any SQLAlchemy URL),
-    as the auto scores of the notebook's graded cells, so formgrader shows them.
+# ---------------------------------------------------------------- the gradebook, written in bulk
 
-    The assignment, its notebook and its graded cells are created, with the engine's points,
-    when the gradebook does not have them yet. Returns the number of students written.
+# nbgrader's schema revisions (its alembic heads) whose tables GradebookWriter writes with plain
+# SQL. Another revision is refused in one line rather than written blind.
+SCHEMA_REVISIONS = ("e43177bfe90b",)  # nbgrader 0.9
+MAX_STUDENT_ID = 128  # nbgrader's student.id is a VARCHAR(128)
+_CHUNK = 500  # students per `IN (...)` query
+
+
+class GradebookError(Exception):
+    """The gradebook cannot be opened or written. The message is one line for the operator."""
+
+
+def _db_error(e: BaseException) -> str:
+    """The first line of a database error, without SQLAlchemy's wrapping."""
+    from .names import one_line
+
+    text = str(getattr(e, "orig", None) or e)
+    first = next((line.strip() for line in text.splitlines() if line.strip()), type(e).__name__)
+    return one_line(first, 200)
+
+
+def unstorable(student: str) -> str | None:
+    """Why nbgrader's gradebook cannot hold this student's name (None: it can)."""
+    try:
+        student.encode("utf-8")
+    except UnicodeEncodeError:
+        return "the name is not valid UTF-8"
+    if len(student) > MAX_STUDENT_ID:
+        return f"the name is longer than {MAX_STUDENT_ID} characters"
+    return None
+
+
+def open_engine(url: str):
+    """A SQLAlchemy engine for ``url`` and the URL as it may be shown (no password); one line
+    (GradebookError) when the URL is not one, names no known database, or lacks its driver."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+    from .names import one_line
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise GradebookError(f"{one_line(url, 100)} is not a database URL "
+                             "(e.g. sqlite:///gradebook.db or postgresql://user@host/db)") from None
+    shown = parsed.render_as_string(hide_password=True)
+    options = {}
+    if parsed.get_backend_name() == "postgresql" and parsed.get_driver_name() in ("psycopg2", "psycopg"):
+        options["connect_args"] = {"connect_timeout": 10}  # an unreachable host fails in 10 s, not never
+    try:
+        engine = create_engine(parsed, **options)
+    except NoSuchModuleError:
+        raise GradebookError(f"the gradebook URL {shown} names no database SQLAlchemy knows "
+                             f"({parsed.drivername!r})") from None
+    except ImportError as e:
+        extra = " (pip install 'attention-autograder[postgres]')" if parsed.get_backend_name() == "postgresql" else ""
+        raise GradebookError(f"the gradebook URL {shown} needs the Python module {e.name or e}, "
+                             f"which is not installed{extra}") from None
+    return engine, shown
+
+
+def _schema_revision(conn) -> str | None:
+    """The gradebook's nbgrader schema revision; None for a database without nbgrader's tables.
+    GradebookError for a revision GradebookWriter does not know."""
+    from sqlalchemy import inspect, text
+
+    tables = set(inspect(conn).get_table_names())
+    if "grade" not in tables and "alembic_version" not in tables:
+        return None
+    if "alembic_version" not in tables:
+        raise GradebookError("the database has a table 'grade' but no 'alembic_version': "
+                             "it is not an nbgrader gradebook")
+    revision = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    if revision not in SCHEMA_REVISIONS:
+        raise GradebookError(f"the gradebook's nbgrader schema is revision {revision!r}; this grader writes "
+                             f"revision {', '.join(SCHEMA_REVISIONS)} (nbgrader 0.9): use the nbgrader "
+                             "version that made it, or `nbgrader db upgrade` it")
+    return revision
+
+
+def check_gradebook(url: str) -> None:
+    """Connect once and check the schema, so a wrong URL stops the batch before it grades
+    anything. Leaves no connection open (the batch forks its workers next)."""
+    engine, shown = open_engine(url)
+    try:
+        with engine.connect() as conn:
+            _schema_revision(conn)
+    except GradebookError:
+        raise
+    except Exception as e:  # noqa: BLE001 - any database trouble: one line
+        raise GradebookError(f"cannot open the gradebook {shown}: {_db_error(e)}") from None
+    finally:
+        engine.dispose()
+
+
+@lru_cache(maxsize=None)
+def _tables():
+    """nbgrader's tables, as much of them as GradebookWriter reads and writes (revision
+    e43177bfe90b). Plain SQLAlchemy Core: importing nbgrader.api costs seconds (nbformat's
+    jsonschema), more than writing a whole class."""
+    from types import SimpleNamespace
+
+    from sqlalchemy import Boolean, Column, Float, MetaData, String, Table
+
+    md = MetaData()
+
+    def table(name, *columns):
+        return Table(name, md, Column("id", String(128), primary_key=True), *columns)
+
+    return SimpleNamespace(
+        alembic=Table("alembic_version", md, Column("version_num", String(32), nullable=False)),
+        assignment=table("assignment", Column("name", String(128))),
+        notebook=table("notebook", Column("name", String(128)), Column("assignment_id", String(32))),
+        base_cell=table("base_cell", Column("name", String(128)), Column("notebook_id", String(32)),
+                        Column("type", String(50))),
+        grade_cells=table("grade_cells", Column("max_score", Float)),
+        student=table("student"),
+        submitted_assignment=table("submitted_assignment", Column("assignment_id", String(32)),
+                                   Column("student_id", String(128))),
+        submitted_notebook=table("submitted_notebook", Column("assignment_id", String(32)),
+                                 Column("notebook_id", String(32)), Column("flagged", Boolean)),
+        grade=table("grade", Column("notebook_id", String(32)), Column("cell_id", String(32)),
+                    Column("auto_score", Float), Column("manual_score", Float),
+                    Column("needs_manual_grade", Boolean, nullable=False)),
+        comment=table("comment", Column("notebook_id", String(32)), Column("cell_id", String(32))),
+    )
+
+
+def _import_nbgrader_api():
+    """nbgrader.api, for its models, once per new gradebook. nbgrader.api imports nbformat, whose
+    jsonschema, on its first import, builds a parser for IRI formats from the optional
+    rfc3987_syntax package: most of the import's 3 s here, for a check that neither nbgrader's
+    schema nor a notebook's uses. When this is jsonschema's first import in the process, that
+    optional package is hidden from it (jsonschema then skips the IRI formats, as it does when
+    the package is not installed) and shown again right after."""
+    import importlib
+
+    if "nbgrader.api" in sys.modules or "jsonschema" in sys.modules or "rfc3987_syntax" in sys.modules:
+        return importlib.import_module("nbgrader.api")
+    sys.modules["rfc3987_syntax"] = None  # an import of it raises ImportError, which jsonschema expects
+    try:
+        return importlib.import_module("nbgrader.api")
+    finally:
+        if sys.modules.get("rfc3987_syntax", 0) is None:
+            del sys.modules["rfc3987_syntax"]
+
+
+def _new_id() -> str:
+    import uuid
+
+    return uuid.uuid4().hex  # as nbgrader.api.new_uuid
+
+
+class GradebookWriter:
+    """Students' per-exercise points as the auto scores of the notebook's graded cells, in an
+    nbgrader gradebook at any SQLAlchemy URL (SQLite, PostgreSQL, ...).
+
+    Opening it creates nbgrader's schema in an empty database (with nbgrader's own models), and
+    the assignment, its notebook and its graded cells with the engine's points when the gradebook
+    lacks them (with nbgrader's own API). ``write`` then records many students in one
+    transaction with a handful of statements, whatever their number: each missing student,
+    submission, submitted notebook, grade and comment is created as nbgrader's
+    ``add_submission`` would, and only the grades whose value differs are updated. Writing the
+    same scores again changes nothing and adds nothing (a re-run never duplicates); a student
+    given ``None`` has their auto scores withdrawn (no score, needs a manual grade), as after a
+    grader failure.
     """
-    from nbgrader.api import Gradebook, MissingEntry
 
-    from .assignments import exercise_points, exercises
+    def __init__(self, url: str, assignment: str):
+        from .assignments import exercise_points, exercises
 
-    # nbgrader runs its `alembic` script by name: make this interpreter's scripts findable.
-    scripts = str(Path(sys.executable).parent)
-    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
-    notebook = assignment  # this course has one notebook per assignment, named after it
-    with Gradebook(url) as gb:
-        gb.update_or_create_assignment(assignment)
+        self.url, self.assignment = url, assignment
+        self.points = {name: float(exercise_points(name)) for name in exercises(assignment)}
+        self.engine, self.shown = open_engine(url)
         try:
-            gb.find_notebook(notebook, assignment)
-        except MissingEntry:
-            gb.add_notebook(notebook, assignment)
-        for name in exercises(assignment):
-            gb.update_or_create_grade_cell(name, notebook, assignment,
-                                           max_score=exercise_points(name), cell_type="code")
-        for row in rows:
-            gb.update_or_create_student(row["student"])
+            with self.engine.connect() as conn:
+                revision = _schema_revision(conn)
+            if revision is None:
+                self._create_schema()
+            self.layout = self._read_layout()
+            if self.layout is None:
+                self._create_assignment()
+                self.layout = self._read_layout()
+            if self.layout is None:
+                raise GradebookError(f"the gradebook {self.shown} does not hold {assignment}'s graded cells "
+                                     "as this grader declares them, even after updating them")
+        except GradebookError:
+            self.engine.dispose()
+            raise
+        except Exception as e:  # noqa: BLE001 - any database trouble: one line
+            self.engine.dispose()
+            raise GradebookError(f"cannot open the gradebook {self.shown}: {_db_error(e)}") from None
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- setting up (once per gradebook, with nbgrader's own code)
+
+    def _create_schema(self) -> None:
+        """nbgrader's tables in an empty database, stamped with nbgrader's schema revision, as
+        ``nbgrader.api.Gradebook`` does (its revision read in this process, not by running the
+        ``alembic`` command)."""
+        from alembic.script import ScriptDirectory
+
+        api = _import_nbgrader_api()
+        head = ScriptDirectory(str(Path(api.__file__).parent / "alembic")).get_current_head()
+        if head not in SCHEMA_REVISIONS:
+            raise GradebookError(f"the installed nbgrader's schema is revision {head!r}; this grader writes "
+                                 f"revision {', '.join(SCHEMA_REVISIONS)} (nbgrader 0.9)")
+        api.Base.metadata.create_all(bind=self.engine)
+        alembic = _tables().alembic
+        with self.engine.begin() as conn:
+            alembic.create(conn, checkfirst=True)
+            if conn.execute(alembic.select()).first() is None:
+                conn.execute(alembic.insert().values(version_num=head))
+
+    def _create_assignment(self) -> None:
+        api = _import_nbgrader_api()
+        Gradebook, MissingEntry = api.Gradebook, api.MissingEntry
+
+        # nbgrader runs its `alembic` script by name: make this interpreter's scripts findable.
+        scripts = str(Path(sys.executable).parent)
+        if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+            os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+        notebook = self.assignment  # this course has one notebook per assignment, named after it
+        with Gradebook(self.url) as gb:
+            gb.update_or_create_assignment(self.assignment)
             try:
-                gb.find_submission(assignment, row["student"])
+                gb.find_notebook(notebook, self.assignment)
             except MissingEntry:
-                gb.add_submission(assignment, row["student"])
-            for name in exercises(assignment):
-                grade = gb.find_grade(name, notebook, assignment, row["student"])
-                grade.auto_score = float(row["exercises"].get(name, 0))
-            gb.db.commit()
-    return len(rows)
+                gb.add_notebook(notebook, self.assignment)
+            for name, points in self.points.items():
+                gb.update_or_create_grade_cell(name, notebook, self.assignment, max_score=points, cell_type="code")
+
+    def _read_layout(self):
+        """The assignment's ids: its notebooks and their cells; None when the assignment, its
+        notebook or a graded cell is missing or worth other points than declared."""
+        from types import SimpleNamespace
+
+        from sqlalchemy import select
+
+        t = _tables()
+        with self.engine.connect() as conn:
+            assignment = conn.execute(select(t.assignment.c.id).where(t.assignment.c.name == self.assignment)).scalar()
+            if assignment is None:
+                return None
+            notebooks = dict(conn.execute(select(t.notebook.c.id, t.notebook.c.name)
+                                          .where(t.notebook.c.assignment_id == assignment)).all())
+            ours = next((i for i, name in notebooks.items() if name == self.assignment), None)
+            if ours is None:
+                return None
+            bc = t.base_cell.c
+            cells = conn.execute(select(bc.id, bc.name, bc.type, bc.notebook_id)
+                                 .where(bc.notebook_id.in_(list(notebooks)))).all()
+            graded = [c.id for c in cells if c.type == "GradeCell"]
+            maxima = dict(conn.execute(select(t.grade_cells.c.id, t.grade_cells.c.max_score)
+                                       .where(t.grade_cells.c.id.in_(graded))).all()) if graded else {}
+        by_name = {c.name: c.id for c in cells if c.notebook_id == ours and c.type == "GradeCell"}
+        if any(name not in by_name or maxima.get(by_name[name]) != points for name, points in self.points.items()):
+            return None
+        return SimpleNamespace(
+            assignment=assignment, notebook=ours, notebooks=list(notebooks),
+            cells={name: by_name[name] for name in self.points},
+            graded={nb: [c.id for c in cells if c.notebook_id == nb and c.type in ("GradeCell", "TaskCell")]
+                    for nb in notebooks},
+            commented={nb: [c.id for c in cells if c.notebook_id == nb and c.type in ("SolutionCell", "TaskCell")]
+                       for nb in notebooks})
+
+    # -- writing
+
+    def write(self, scores: dict[str, dict[str, float] | None]) -> None:
+        """Record ``scores`` (student -> exercise -> points; None withdraws the student's auto
+        scores) in one transaction. Every name must pass ``unstorable``. GradebookError (one
+        line) when the database refuses; then nothing of this call is written."""
+        from sqlalchemy.exc import IntegrityError
+
+        items = list(scores.items())
+        for attempt in (1, 2):
+            try:
+                with self.engine.begin() as conn:
+                    for k in range(0, len(items), _CHUNK):
+                        self._write_chunk(conn, dict(items[k:k + _CHUNK]))
+                return
+            except IntegrityError as e:  # another writer added the same rows meanwhile: read them, try again
+                if attempt == 2:
+                    raise GradebookError(f"could not write to the gradebook {self.shown}: {_db_error(e)}") from None
+            except GradebookError:
+                raise
+            except Exception as e:  # noqa: BLE001 - any database trouble: one line
+                raise GradebookError(f"could not write to the gradebook {self.shown}: {_db_error(e)}") from None
+
+    def _write_chunk(self, conn, chunk: dict[str, dict[str, float] | None]) -> None:
+        from sqlalchemy import bindparam, insert, select, update
+
+        t, lay = _tables(), self.layout
+        writing = [s for s, points in chunk.items() if points is not None]
+        if writing:
+            known = set(conn.execute(select(t.student.c.id).where(t.student.c.id.in_(writing))).scalars())
+            if len(known) < len(writing):
+                conn.execute(insert(t.student), [{"id": s} for s in writing if s not in known])
+        sa = t.submitted_assignment.c
+        subs = dict(conn.execute(select(sa.student_id, sa.id).where(sa.assignment_id == lay.assignment,
+                                                                     sa.student_id.in_(list(chunk)))).all())
+        new_subs = {s: _new_id() for s in writing if s not in subs}
+        if new_subs:  # as nbgrader's add_submission: every notebook of the assignment, all its cells
+            conn.execute(insert(t.submitted_assignment),
+                         [{"id": i, "assignment_id": lay.assignment, "student_id": s} for s, i in new_subs.items()])
+            self._add_notebooks(conn, [(i, nb) for i in new_subs.values() for nb in lay.notebooks])
+            subs.update(new_subs)
+        sn = t.submitted_notebook.c
+        notebooks = dict(conn.execute(select(sn.assignment_id, sn.id).where(
+            sn.notebook_id == lay.notebook, sn.assignment_id.in_(list(subs.values())))).all()) if subs else {}
+        lacking = [subs[s] for s in writing if subs[s] not in notebooks]
+        if lacking:  # a submission made before this notebook was in the gradebook
+            notebooks.update({sub: i for (sub, _), i in self._add_notebooks(conn, [(sub, lay.notebook)
+                                                                                    for sub in lacking]).items()})
+        g = t.grade.c
+        cells = list(lay.cells.values())
+        found = {(r.notebook_id, r.cell_id): r for r in conn.execute(
+            select(g.id, g.notebook_id, g.cell_id, g.auto_score, g.manual_score, g.needs_manual_grade)
+            .where(g.notebook_id.in_(list(notebooks.values())), g.cell_id.in_(cells)))} if notebooks else {}
+        missing = [{"id": _new_id(), "notebook_id": notebooks[subs[s]], "cell_id": c, "auto_score": None,
+                    "manual_score": None, "needs_manual_grade": True}
+                   for s in writing for c in cells if (notebooks[subs[s]], c) not in found]
+        if missing:  # a graded cell added to the gradebook after this submission
+            conn.execute(insert(t.grade), missing)
+            found.update({(m["notebook_id"], m["cell_id"]): _Row(m) for m in missing})
+        changes = []
+        for student, points in chunk.items():
+            notebook = notebooks.get(subs.get(student))
+            for name, cell in lay.cells.items():
+                row = found.get((notebook, cell))
+                if row is None:
+                    continue  # withdrawing from a student the gradebook never had
+                if points is None:
+                    auto, manual_needed = None, True
+                else:  # as nbgrader's SaveAutoGrades: a manual score, if any, still needs a look
+                    auto, manual_needed = float(points.get(name, 0)), row.manual_score is not None
+                if row.auto_score != auto or bool(row.needs_manual_grade) != manual_needed:
+                    changes.append({"gid": row.id, "auto": auto, "manual": manual_needed})
+        if changes:
+            conn.execute(update(t.grade).where(t.grade.c.id == bindparam("gid"))
+                         .values(auto_score=bindparam("auto"), needs_manual_grade=bindparam("manual")), changes)
+
+    def _add_notebooks(self, conn, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        """Submitted notebooks for (submission, notebook) pairs, each with an empty grade per
+        graded cell and an empty comment per solution or task cell, as add_submission makes them."""
+        from sqlalchemy import insert
+
+        t, lay = _tables(), self.layout
+        made = {pair: _new_id() for pair in pairs}
+        conn.execute(insert(t.submitted_notebook), [{"id": i, "assignment_id": sub, "notebook_id": nb, "flagged": False}
+                                                    for (sub, nb), i in made.items()])
+        grades = [{"id": _new_id(), "notebook_id": i, "cell_id": c, "auto_score": None, "manual_score": None,
+                   "needs_manual_grade": True} for (_, nb), i in made.items() for c in lay.graded[nb]]
+        comments = [{"id": _new_id(), "notebook_id": i, "cell_id": c}
+                    for (_, nb), i in made.items() for c in lay.commented[nb]]
+        if grades:
+            conn.execute(insert(t.grade), grades)
+        if comments:
+            conn.execute(insert(t.comment), comments)
+        return made
+
+
+class _Row:
+    """A grade row just inserted, read like a selected one."""
+
+    def __init__(self, values: dict):
+        self.__dict__.update(values)
+
+
+def write_gradebook(url: str, assignment: str, rows: list[dict]) -> int:
+    """Record each student's per-exercise points (rows of ``{"student": ..., "exercises": {...}}``)
+    in an nbgrader gradebook at any SQLAlchemy URL, in one transaction (see GradebookWriter).
+    Returns the number of students written; GradebookError (one line) names any student whose
+    name the gradebook cannot hold, and writes nothing then."""
+    from .names import readable
+
+    scores = {row["student"]: dict(row["exercises"]) for row in rows}
+    bad = {s: why for s in scores if (why := unstorable(s))}
+    if bad:
+        s, why = next(iter(bad.items()))
+        raise GradebookError(f"{len(bad)} student name(s) cannot be stored in nbgrader's gradebook "
+                             f"({readable(s)[:60]}: {why})")
+    with GradebookWriter(url, assignment) as writer:
+        writer.write(scores)
+    return len(scores)
 
 
 # ---------------------------------------------------------------- autograde: the engine's points
