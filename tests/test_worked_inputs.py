@@ -18,6 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from autograder.assignments import ASSIGNMENTS
+
 import autograder.worked_inputs as W
 from autograder.assignments import exercise
 from autograder.exercises import previous_token_head as previous_token_head_exercise
@@ -376,17 +378,7 @@ def test_notebooks_import_the_worked_inputs_rather_than_type_them(assignment):
 
 # ---------------------------------------------------------------- the notebooks, graded
 
-def _preloaded() -> bool:
-    from autograder.sandbox import zygote
-
-    return "autograder.worked_inputs" in zygote.PRELOAD
-
-
-@pytest.mark.skipif(not _preloaded(), reason=(
-    "the grading sandbox cannot import autograder.worked_inputs until autograder/sandbox/zygote.py "
-    "lists it in PRELOAD: every graded notebook then reports its worked-inputs cell and the demos "
-    "that use it as raising"))
-@pytest.mark.parametrize("assignment", ["ps1", "ps2", "ps3"])
+@pytest.mark.parametrize("assignment", sorted(ASSIGNMENTS))
 def test_a_graded_notebook_runs_every_cell(assignment, tmp_path):
     from autograder.grade import grade, hidden_paths
     from autograder.sandbox import Sandbox
@@ -397,3 +389,16 @@ def test_a_graded_notebook_runs_every_cell(assignment, tmp_path):
         results = grade(path, assignment, sandbox=sandbox)
     assert "raised" not in results.output, results.output
     assert results.score == results.max_score
+
+
+def test_grading_never_imports_matplotlib(tmp_path):
+    # The picture cells fall back to printing: importing matplotlib in every sandboxed child
+    # would cost more than grading the submission.
+    from autograder.grade import grade, hidden_paths
+    from autograder.sandbox import Sandbox
+
+    path = tmp_path / "pictures.py"
+    path.write_text("import matplotlib.pyplot as plt\n")
+    with Sandbox(hide=hidden_paths(tmp_path)) as sandbox:
+        results = grade(path, "ps1", sandbox=sandbox)
+    assert "ModuleNotFoundError" in results.output or "ImportError" in results.output, results.output

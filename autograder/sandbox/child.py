@@ -119,6 +119,9 @@ def run(cells, exercises, start_exercise, skip, result_fd):
 
     module = types.ModuleType("submission")
     module.__dict__["display"] = print  # notebooks call display(); plain print will do
+    # Pictures are for the student's own kernel: importing matplotlib costs more than grading
+    # a whole submission. The notebooks' picture cells fall back to printing on ImportError.
+    sys.modules.update({name: None for name in ("matplotlib", "matplotlib.pyplot")})
     sys.modules["submission"] = module  # @dataclass looks its module up here
     for i, code in enumerate(cells):
         if i in skip:
