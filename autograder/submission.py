@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import errno
+import hashlib
 import json
 import marshal
 import os
@@ -312,8 +313,26 @@ def _notebook_cells(text: str, sub: Submission, name: str) -> list[tuple[int, st
         meta = meta if isinstance(meta, dict) else {}
         if (meta.get("grade") and not meta.get("solution")) or SELF_CHECK.search(src):
             continue  # the assignment's own checks: the grader runs its own
+        if _unchanged_demo(cell, src):
+            continue  # the course's own demonstration, as released: nothing of the student's
         out.append((i, src))
     return out
+
+
+def demo_digest(source: str) -> str:
+    """What a released demonstration cell records of its own text (course/build.py)."""
+    return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _unchanged_demo(cell: dict, src: str) -> bool:
+    """A demo cell whose text is still the released one. Its demonstrations (plots, timings,
+    a few hundred random draws) would cost more than grading; a student who edits the cell
+    changes its text, and then it runs like any cell. A cell that claims to be a demo only
+    keeps its own code from running."""
+    meta = cell.get("metadata")
+    tag = meta.get("autograder") if isinstance(meta, dict) else None
+    digest = tag.get("demo") if isinstance(tag, dict) else None
+    return isinstance(digest, str) and digest == demo_digest(src)
 
 
 def neutralise_magics(src: str) -> str:

@@ -107,6 +107,12 @@ def tests_source(assignment: str, name: str) -> str:
     ])
 
 
+def demo_digest(source: str) -> str:
+    from autograder.submission import demo_digest as digest
+
+    return digest(source)
+
+
 def nbgrader_meta(grade_id: str, *, grade=False, solution=False, locked=False, points=None) -> dict:
     meta = {"grade": grade, "grade_id": grade_id, "locked": locked,
             "schema_version": 3, "solution": solution, "task": False}
@@ -138,6 +144,9 @@ def build_notebook(assignment: str, template: str) -> nbformat.NotebookNode:
             cell.metadata = nbgrader_meta(next_id("given"), locked=True)
         elif kind == "code":
             cell = nbformat.v4.new_code_cell(body)
+            # A demonstration: the grader skips it while its text is the course's (see
+            # autograder/submission.py), so grading does not pay for the demos.
+            cell.metadata = {"autograder": {"demo": demo_digest(body)}}
         elif kind == "solution":
             cell = nbformat.v4.new_code_cell(stub_source(solution_function(assignment, name)))
             cell.metadata = nbgrader_meta(f"{name}_code", solution=True)

@@ -3,6 +3,7 @@ import json
 import marshal
 import os
 import tracemalloc
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -10,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autograder import wire
-from autograder.submission import MAX_BYTES, MAX_CELLS, Unreadable, load, neutralise_magics, read_submission
+from autograder.submission import (MAX_BYTES, MAX_CELLS, Unreadable, demo_digest, load, neutralise_magics,
+                                   read_submission)
 
 
 def notebook(tmp_path, *sources, name="ps1.ipynb", **meta):
@@ -54,6 +56,34 @@ def test_assignment_check_cells_are_skipped(tmp_path):
     graded = {"nbgrader": {"grade": True, "solution": False, "grade_id": "softmax", "points": 9}}
     sub = load(notebook(tmp_path, "x = 1", "assert False", cell_meta=[{}, graded]))
     assert sub.cells == ["x = 1"]
+
+
+DEMO = "for _ in range(10**9):\n    pass  # a course demonstration: costly, and nothing of the student's"
+
+
+def test_an_unchanged_demo_cell_is_not_run(tmp_path):
+    sub = load(notebook(tmp_path, "x = 1", DEMO, cell_meta=[{}, {"autograder": {"demo": demo_digest(DEMO)}}]))
+    assert sub.cells == ["x = 1"]
+
+
+def test_an_edited_demo_cell_runs_like_any_cell(tmp_path):
+    edited = DEMO + "\ndef helper():\n    return 2"
+    sub = load(notebook(tmp_path, "x = 1", edited, cell_meta=[{}, {"autograder": {"demo": demo_digest(DEMO)}}]))
+    assert sub.cells == ["x = 1", edited]
+
+
+@pytest.mark.parametrize("tag", [{"demo": "not the digest"}, {"demo": 1}, {"demo": None}, "demo", ["demo"]])
+def test_a_cell_with_a_wrong_demo_tag_runs(tmp_path, tag):
+    sub = load(notebook(tmp_path, "x = 1", "y = 2", cell_meta=[{}, {"autograder": tag}]))
+    assert sub.cells == ["x = 1", "y = 2"]
+
+
+def test_every_demo_cell_of_the_released_notebooks_is_tagged_with_its_own_text():
+    root = Path(__file__).resolve().parent.parent
+    for path in sorted((root / "assignments").glob("*/*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        demos = [c for c in nb.cells if c.cell_type == "code" and "autograder" in c.metadata]
+        assert demos and all(c.metadata["autograder"]["demo"] == demo_digest(c.source) for c in demos), path
 
 
 def test_self_check_cells_are_skipped_without_metadata(tmp_path):
