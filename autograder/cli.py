@@ -102,6 +102,7 @@ def _grade_batch(args) -> int:
     from .names import one_line, readable
     from .nbgrader_bridge import GradebookError
     from .report.dashboard import summary_text
+    from .report.index import file_uri
 
     if args.jobs is not None and args.jobs < 1:
         print("autograder: --jobs must be at least 1", file=sys.stderr)
@@ -127,7 +128,8 @@ def _grade_batch(args) -> int:
     total = len(result.rows) + len(result.failures)
     print(f"{total} submissions in {seconds:.1f} s: {counts}. Results: {args.out}/<student>.json; "
           f"grades: {args.out}/grades.csv; changes: {args.out}/changes.csv; feedback: {args.out}/feedback/; "
-          f"class report: {args.out}/class.html")
+          f"class dashboard: {args.out}/class.html")
+    print(f"Open {file_uri(Path(args.out) / 'index.html')}")
     code = 0
     by_set: dict[str, list[str]] = {}
     for student, other in result.other_sets.items():

@@ -110,12 +110,24 @@ def test_class_report_counts_mistakes(uninterrupted):
     assert (uninterrupted / "index.html").read_text().count("href='class.html'") == 1
 
 
-def test_cli_batch_exits_0_and_prints_the_class_summary(flat_class, tmp_path):
-    done = autograder("grade-batch", flat_class, "--assignment", "ps2", "--out", tmp_path / "out",
-                      "--jobs", "2", "--timeout", "2")
+@pytest.fixture(scope="module")
+def cli_batch(flat_class, tmp_path_factory):
+    out = tmp_path_factory.mktemp("cli") / "out"
+    return out, autograder("grade-batch", flat_class, "--assignment", "ps2", "--out", out, "--jobs", "2",
+                           "--timeout", "2")
+
+
+def test_cli_batch_exits_0_and_prints_the_class_summary(cli_batch):
+    _, done = cli_batch
     assert done.returncode == 0, done.stderr
     assert "ps2: 10 students" in done.stdout and "grades.csv" in done.stdout
     assert done.stderr == ""  # no progress bar when not on a terminal
+
+
+def test_cli_batch_ends_with_the_address_of_the_index_to_open(cli_batch):
+    out, done = cli_batch
+    last = done.stdout.strip().splitlines()[-1]
+    assert last == f"Open {(out / 'index.html').resolve().as_uri()}" and (out / "index.html").is_file()
 
 
 @pytest.mark.slow  # a batch per kill, then a re-run
