@@ -10,6 +10,11 @@ from ..worked_inputs import CAUSAL_MASK_3 as T3  # the mask the notebook shows f
 F = "causal_mask"
 
 
+def _allowed(M):
+    """The mask as a picture for the feedback page: 1 where a query may attend, 0 where hidden."""
+    return np.isfinite(np.asarray(M, dtype=float)).astype(float)
+
+
 def _t3(outcomes, ref):
     M = as_array(returned(outcomes[0], F), F, "the mask")
     if M.shape != (3, 3):
@@ -21,8 +26,8 @@ def _t3(outcomes, ref):
         elif np.isneginf(np.diag(M)).all() and np.array_equal(np.triu(M, 1), np.triu(T3, 1)):
             mistake = "mask_wrong_direction"  # hides the diagonal as well as the future
         text = (explain(mistake) + "\n" if mistake else "") + side_by_side(M, T3, "yours", "expected")
-        raise Fail("causal_mask(3) is wrong.\n" + text, mistake)
-    return Verdict(True, "causal_mask(3) is right.")
+        raise Fail("causal_mask(3) is wrong.\n" + text, mistake, heatmap=(_allowed(T3), _allowed(M)))
+    return Verdict(True, "causal_mask(3) is right.", heatmap=(_allowed(T3), _allowed(M)))
 
 
 def _float(outcomes, ref):
@@ -49,7 +54,7 @@ def checks(rng):
     return [
         T_3.bind((c3,), _t3),
         FLOAT_ARRAY.bind((c3,), _float),
-        LONGER_T_MATCHES.bind((cT,), matches_reference(cT, what="mask")),
+        LONGER_T_MATCHES.bind((cT,), matches_reference(cT, what="mask", heatmap=_allowed)),
         # For T = 1 zeros are right: the check counts only with a longer mask right too.
         T_1_SINGLE.bind((c1, cT), provided(matches_reference(c1, what="mask"), matches_reference(cT, what="mask"),
                        f"causal_mask(1) is a single 0 for a mask of zeros as well; this check counts once "
