@@ -138,7 +138,9 @@ def test_killed_batch_resumes_to_the_same_grades(flat_class, uninterrupted, tmp_
                              "--assignment", "ps2", "--out", str(out), "--jobs", "2", "--timeout", "2"],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 60
-    while not list(out.glob("*.json")) and time.monotonic() < deadline:
+    # Kill once a worker has written a grade: zed's unreadable notebook is recorded before the
+    # pool starts, and a Ctrl-C while the pool is being set up is another test's matter.
+    while not [p for p in out.glob("*.json") if p.stem != "zed"] and time.monotonic() < deadline:
         time.sleep(0.01)
     os.killpg(proc.pid, how)
     proc.wait(timeout=60)
