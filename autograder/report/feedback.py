@@ -133,9 +133,16 @@ def shade(v: float) -> str:
     """White at 0, deep blue at 1 (a single-hue scale: 0 reads as empty, not as grey)."""
     if v < 0 or v != v:
         return NAN_COLOUR
-    v = min(v, 1.0)
+    return _SHADES[round(min(v, 1.0) * 1000)]
+
+
+def _shade_of(v: float) -> str:
     lo, hi = (255, 255, 255), (8, 48, 107)
     return "#%02x%02x%02x" % tuple(round(a + (b - a) * v) for a, b in zip(lo, hi, strict=True))
+
+
+# A page draws thousands of cells: the colours of 1001 steps, made once (finer than 8 bits shows).
+_SHADES = [_shade_of(k / 1000) for k in range(1001)]
 
 
 def heatmap_svg(weights: list[list[float]], title: str, row_axis: str = "query position",
@@ -167,13 +174,14 @@ def heatmap_svg(weights: list[list[float]], title: str, row_axis: str = "query p
     for i in range(0, n_rows, every):
         out.append(f'<text x="{left - 4}" y="{top + i * cell + cell / 2 + 4:.1f}" text-anchor="end" '
                    f'fill="#333">{i}</text>')
+    ra, ca = escape(row_axis), escape(col_axis)
     for i, r in enumerate(rows):
         for j in range(n_cols):
             v = r[j] if j < len(r) else 0.0
             shown = "nan or inf" if v < 0 else f"{v:.3f}"
             out.append(f'<rect x="{left + j * cell}" y="{top + i * cell}" width="{cell}" height="{cell}" '
                        f'fill="{shade(v / vmax if v >= 0 else v)}" stroke="#c8c8c8" stroke-width="0.5">'
-                       f'<title>{escape(row_axis)} {i}, {escape(col_axis)} {j}: {shown}</title></rect>')
+                       f'<title>{ra} {i}, {ca} {j}: {shown}</title></rect>')
     # The colour scale: ten steps from 0 to 1, and nan/inf when present.
     y = top + n_rows * cell + 14
     step = min(16, (n_cols * cell) // 10 or 10)
