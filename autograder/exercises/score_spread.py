@@ -57,7 +57,7 @@ def _top(d, scaled):
             # Only score_spread's own: a softmax over the wrong axis, say, gives top weights
             # near 0, as does a function that returns zeros without computing anything.
             for mistake_id, fn in ref.mistakes(F, inherited=False):
-                if _near(fn(d, 2000, 8, np.random.default_rng(d))[2], got, TOL):
+                if _near(_statistics(fn, d, 8)[2], got, TOL):
                     mistake = mistake_id
                     break
         text = f"at d = {d} with 8 keys, {name} should be about {expected:.3f}; yours is {got:.3f}."
@@ -110,9 +110,10 @@ REFERENCE_ROWS = 8000  # the reference's own draws: its standard error is under 
 
 
 @lru_cache(maxsize=64)
-def _reference_statistics(solution, d: int, n_keys: int) -> tuple[float, float, float]:
-    """The reference's statistics at (d, n_keys), once per grader process."""
-    return solution(d, REFERENCE_ROWS, n_keys, np.random.default_rng(d * 1000 + n_keys))
+def _statistics(fn, d: int, n_keys: int) -> tuple[float, float, float]:
+    """What the reference, or one of its mistakes, measures at (d, n_keys): the same draws
+    every time, so once per grader process."""
+    return fn(d, REFERENCE_ROWS, n_keys, np.random.default_rng(d * 1000 + n_keys))
 
 
 def _like_reference(call):
@@ -121,7 +122,7 @@ def _like_reference(call):
     def judge(outcomes, ref):
         got = _three_floats(outcomes[0])
         # The draws are free: compare with the reference on draws of its own, within their spread.
-        want = _reference_statistics(ref.solution(F), d, n_keys)
+        want = _statistics(ref.solution(F), d, n_keys)
         names = ("std", "top_unscaled", "top_scaled")
         tols = (0.06 * np.sqrt(d), TOL, TOL)
         off = [f"{n} should be about {w:.3f}, yours is {g:.3f}"
