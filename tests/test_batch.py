@@ -134,9 +134,12 @@ def test_cli_batch_ends_with_the_address_of_the_index_to_open(cli_batch):
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT])
 def test_killed_batch_resumes_to_the_same_grades(flat_class, uninterrupted, tmp_path, how):
     out = tmp_path / "killed"
+    # Ctrl-C as a terminal sends it: to a batch that has SIGINT's default action. (An earlier
+    # test in this process may ignore SIGINT, and an ignored signal is inherited.)
     proc = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade-batch", str(flat_class),
                              "--assignment", "ps2", "--out", str(out), "--jobs", "2", "--timeout", "2"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     # Kill once a worker has written a grade: zed's unreadable notebook is recorded before the
     # pool starts, and a Ctrl-C while the pool is being set up is another test's matter.
