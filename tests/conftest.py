@@ -14,6 +14,9 @@ SLOW_MODULES = {
     "test_packaging.py": "builds the wheel with pip",
     "test_grading_corpus.py": "grades the whole corpus in the sandbox, hangs and memory bombs at their limits",
     "test_judges_fail_closed.py": "feeds every judge hundreds of malformed outcomes",
+    "test_nothing_shipped_computes_an_answer.py": "builds the wheel with pip",
+    "test_rerun.py": "runs grade-batch again and again over changing classes",
+    "test_worked_inputs.py": "recomputes every number of the prose, the long-run table from 20,000 rows",
 }
 
 
