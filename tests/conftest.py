@@ -1,4 +1,4 @@
-"""Shared test configuration: which tests are slow.
+"""Shared test configuration: which tests are slow, and the wheel a student would install.
 
 ``make test`` runs every test; ``make test-fast`` runs ``pytest -m "not slow"``, the inner
 loop, in under a minute on a 2-core machine. A module owned here says it is slow with its own
@@ -7,7 +7,13 @@ loop, in under a minute on a 2-core machine. A module owned here says it is slow
 """
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SLOW_MODULES = {
     "test_notebooks.py": "starts a Jupyter kernel per notebook and runs nbgrader generate_assignment",
@@ -24,3 +30,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.path.name in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory) -> Path:
+    """The package as pip builds it for a student, once per test run."""
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+                   check=True, capture_output=True)
+    (wheel,) = out.glob("*.whl")
+    return wheel
