@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import misconceptions, reference, submission
+from . import crashes, misconceptions, reference, submission
 from .assignments import exercise, exercises
 from .checks import Call, Check, Spec, Verdict, run_judge, test_name
 from .names import cap, one_line, raw_bytes
@@ -92,14 +92,15 @@ def _judge_exercise(name: str, checks: list[Check], calls: list[Call], run: Exer
         if run.status == "ok" and len(run.outcomes) == len(calls):
             verdict = run_judge(check, [run.outcomes[where[id(call)]] for call in check.calls], ref)
         elif run.status == "ok":
-            verdict = Verdict(False, f"running {name} sent back {len(run.outcomes)} results for "
-                                     f"{len(calls)} calls; no result could be trusted.", "crashed")
+            verdict = Verdict(False, f"{name} sent back {len(run.outcomes)} results for "
+                                     f"{len(calls)} calls, so {crashes.UNTRUSTED}.", "crashed")
         elif run.status == "timeout":
             verdict = Verdict(False, misconceptions.explain("timeout", func=name, limit=timeout), "timeout")
         elif run.status == "empty":
             verdict = Verdict(False, "nothing in the submission could be run (see the problems above).")
         else:
-            verdict = Verdict(False, f"running {name} {run.detail or 'failed'}; no result came back.", "crashed")
+            verdict = Verdict(False, crashes.sentence(name, run.detail or f"failed, so {crashes.NO_RESULT}", run.ended),
+                              "crashed")
         out.append(to_test_result(name, check.spec, verdict))
     return out
 

@@ -8,6 +8,7 @@ from urllib.parse import quote, unquote
 import pytest
 
 from autograder.batch import Failure, StudentRow, summarize, summarize_class
+from autograder.crashes import NO_RESULT, Ended, clause, sentence
 from autograder.grade import ungraded
 from autograder.misconceptions import EXPLANATIONS, FOR_EXERCISE, explain
 from autograder.names import file_stem
@@ -106,13 +107,18 @@ def test_a_submission_nothing_could_run_says_so_once():
     assert page.count("could be run") == 1 and page.count("broken JSON") == 1
 
 
+def crash_text(exercise: str, ended: Ended) -> str:
+    """What the engine says of an exercise whose process ended (grade.py, from the sandbox's words)."""
+    return sentence(exercise, f"{clause(ended)}, so {NO_RESULT}", ended)
+
+
 def test_a_crash_says_which_kind():
-    died = t("fused_self_attention", "batch", False, "running fused_self_attention ended the process (os._exit, a "
-             "crash, or it was killed for using too much memory); no result came back.", "crashed")
+    died = t("fused_self_attention", "batch", False, crash_text("fused_self_attention", Ended("memory", 9, 2 << 30)),
+             "crashed")
     page = feedback_html("ada", "ps2", Results(0, 1, 0.1, "", [died, *[
         t("fused_self_attention", f"c{k}", False, died.output, "crashed") for k in range(3)]]))
-    assert "more memory than the limit" in page and "os._exit" in page
-    assert page.count("stopped the Python process") == 2  # what to fix, and the first check (not all four)
+    assert "used more memory than the limit (2048 MiB)" in page and "grows without bound" in page
+    assert page.count("used more memory than the limit") == 2  # what to fix, and the first check (not all four)
 
 
 def test_the_students_heatmap_is_beside_the_expected_one_with_axes_and_a_scale():
@@ -165,9 +171,7 @@ def graded_class(tmp_path):
     out = tmp_path / "out"
     (out / "feedback").mkdir(parents=True)
     hung = Results(0, 1, 0.1, "", [t(SDPA, "x", False, "x ran past the time limit of 3 s, so ...", "timeout")])
-    died = Results(0, 1, 0.1, "", [t(SDPA, "x", False, "running scaled_dot_product_attention ended the process "
-                                     "(os._exit, a crash, or it was killed for using too much memory); no result "
-                                     "came back.", "crashed")])
+    died = Results(0, 1, 0.1, "", [t(SDPA, "x", False, crash_text(SDPA, Ended("exit", 1)), "crashed")])
     right = Results(7, 7, 0.1, "", [t(SDPA, "w", True, heat=(WEIGHTS, WEIGHTS), points=7)])
     students = {"ada": right, "ben": dk_results(), HOSTILE: dk_results(), "hal": hung, "cy": died,
                 "zed": ungraded("ps2", "zed", "zed.ipynb is not a valid notebook (broken JSON at line 3)")}

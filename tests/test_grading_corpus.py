@@ -18,6 +18,7 @@ Two kinds of submissions are graded through the real sandbox:
     # expect: tag <exercise> <id>   some failed test of that exercise carries misconception:<id>
     # expect: others full           every exercise not named in a zero/tag/partial line gets full marks
     # expect: partial <exercise>    0 < score < max for that exercise
+    # expect: says <exercise> <words>   some failed test of that exercise says these words
     # timeout: 1                    grade with this timeout (seconds per exercise)
     # base: reference               prepend the reference answers
 
@@ -78,6 +79,7 @@ class Expectation:
     zero: set[str] = field(default_factory=set)
     partial: set[str] = field(default_factory=set)
     tags: dict[str, set[str]] = field(default_factory=dict)
+    says: dict[str, list[str]] = field(default_factory=dict)
     timeout: float = DEFAULT_TIMEOUT
 
     def outcomes(self) -> dict[str, set[str]]:
@@ -134,6 +136,9 @@ def parse_header(path: Path) -> Expectation:
             getattr(exp, words[0]).add(words[1])
         elif len(words) == 3 and words[0] == "tag" and words[1] in names and words[2] in MISCONCEPTIONS:
             exp.tags.setdefault(words[1], set()).add(words[2])
+        elif len(words) >= 3 and words[0] == "says" and words[1] in names:
+            exp.says.setdefault(words[1], []).append(" ".join(words[2:]))
+            declared -= 1  # words, not a grade: the file must still declare its grade
         else:
             raise ValueError(f"{path.name}: cannot read header line {line!r}")
     if not declared:
@@ -229,6 +234,17 @@ def test_corpus_misconception_tags(graded, path):
         if t.status == "failed" and t.misconception:
             seen[t.exercise].add(t.misconception)
     assert {ex: sorted(ids) for ex, ids in seen.items()} == exp.tag_sets(), failures(results)
+
+
+SAYING = [(p, ex, words) for p in CORPUS for ex, phrases in parse_header(p).says.items() for words in phrases]
+
+
+@pytest.mark.parametrize(("path", "exercise", "words"), SAYING,
+                         ids=[f"{p.parent.name}/{p.name}:{ex}" for p, ex, _ in SAYING])
+def test_corpus_failures_say_what_happened(graded, path, exercise, words):
+    exp, results = grade_corpus_file(graded, path)
+    said = [t.output for t in results.tests if t.exercise == exercise and t.status == "failed"]
+    assert any(words in text for text in said), said
 
 
 # ---------------------------------------------------------------- the generated corpus

@@ -27,6 +27,7 @@ from urllib.parse import quote
 
 import numpy as np
 
+from ..crashes import NO_RESULT, UNTRUSTED
 from ..misconceptions import EXPLANATIONS, explain, label
 from ..names import file_stem, one_line, readable
 from ..results import Results, from_json, write_atomic
@@ -117,8 +118,8 @@ def flags_of(results: Results) -> list[tuple[str, str]]:
         failed = [t for t in tests if t.status == "failed"]
         if any(t.misconception == "timeout" for t in failed):
             flags.append(("hung", f"{e} ran past the time limit"))
-        died = next((t for t in failed if t.output.startswith("running ") and "no result came back" in t.output),
-                    None)
+        died = next((t for t in failed if t.misconception == "crashed"
+                     and (NO_RESULT in t.output or UNTRUSTED in t.output)), None)
         if died is not None:
             flags.append(("crashed", one_line(plain(died.output), 200)))
         elif any(t.misconception == "crashed" for t in failed):

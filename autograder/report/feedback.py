@@ -82,25 +82,6 @@ def markdown(text: str) -> str:
 
 
 _TOLERANCE = re.compile(r"(; )?allowed [-+0-9.e]+ \+ [-+0-9.e]+·\|expected\|")
-_CRASHES = [  # the sandbox's words (sandbox/handle.py, grade.py) -> which kind of crash, in plain words
-    (re.compile(r"running (\w+) ended the process \(os\._exit, a crash, or it was killed for using too "
-                r"much memory\); no result came back\."),
-     r"\1 stopped the Python process that was running it, so no result came back. Either the code "
-     r"ended the process itself (os._exit, sys.exit), or it used more memory than the limit (2 GiB) and "
-     r"was killed. Look for an array that grows without bound, or a call that ends the program."),
-    (re.compile(r"running (\w+) the sandbox process died; no result came back\."),
-     r"\1 could not be run: the Python process running your notebook had already stopped (an earlier "
-     r"cell or exercise ended it or used too much memory)."),
-    (re.compile(r"running (\w+) did not run; no result came back\."),
-     r"\1 was never reached: the run stopped before it (an earlier exercise ran out of time or ended the "
-     r"process)."),
-    (re.compile(r"running (\w+) sent the grader a malformed message; no result came back\."),
-     r"\1 interfered with how the grader reads results (it wrote to the grader's channel), so no result "
-     r"could be trusted."),
-    (re.compile(r"running (\w+) ((?:used|was stopped|exceeded)[^;]*); no result came back\."),
-     r"\1 was stopped: \2. No result came back."),
-    (re.compile(r"running (\w+) (.*?); no result came back\."), r"\1 stopped before returning (\2)."),
-]
 _UNOPENABLE = re.compile(r"open it in Jupyter, save, and submit again")
 _NOTEBOOK_ADVICE = ("open it in Jupyter, save it and submit again. If Jupyter cannot open it either, open the "
                     ".ipynb file in a text editor, copy your code out of it into a fresh copy of the released "
@@ -111,8 +92,6 @@ _CELL = re.compile(r"\bcell (\d+)\b")
 def plain(text: str) -> str:
     """An engine message in the words a page shows (display only: results keep the original)."""
     text = _TOLERANCE.sub("", text).replace(" ()", "")
-    for pattern, words in _CRASHES:
-        text = pattern.sub(words, text)
     text = _UNOPENABLE.sub(_NOTEBOOK_ADVICE, text)
     text = text.replace("(see the problems above)", "(see “About your submission”)")
     # The engine numbers a notebook's cells from the top, markdown cells included.

@@ -463,6 +463,26 @@ class Cgroups:
         self.made.add(slot)
         return procs
 
+    def oom_kills(self, slot: int) -> int:
+        """How many processes the kernel has killed in the slot's memory group for want of
+        memory (cgroup v1's memory.oom_control; 0 where the kernel does not count them)."""
+        for c, _, fd, _ in self.dirs:
+            if c != "memory":
+                continue
+            try:
+                f = os.open(f"slot-{slot}/memory.oom_control", os.O_RDONLY, dir_fd=fd)
+            except OSError:
+                return 0
+            try:
+                text = os.read(f, 4096).decode()
+            finally:
+                os.close(f)
+            for line in text.splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill" and value.strip().isdigit():
+                    return int(value)
+        return 0
+
     @staticmethod
     def join(procs: list[int]) -> None:
         for f in procs:

@@ -22,15 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import wire
+from ..crashes import NO_RESULT, UNTRUSTED, Ended, clause
 from ..errors import GraderError
 from .limits import DEFAULT_MEMORY, Limits
 from . import confine
 from .protocol import Kind, ProtocolError, Reader, Stopped, Timeout, send
 
 SETUP_SECONDS = 30.0  # a child confining itself on a loaded machine
-# What a step did when its child's results pipe ended in it, with no frame saying why.
-_ENDED = {"cell": "ended the process (sys.exit, os._exit or a crash)",
-          "exercise": "ended the process (os._exit, a crash, or it was killed for using too much memory)"}
 
 
 @dataclass
@@ -38,7 +36,8 @@ class ExerciseRun:
     """What one exercise's calls produced in the sandbox."""
     status: str  # "ok", "timeout" or "crashed" ("empty" from grade.py: nothing could run)
     outcomes: list = field(default_factory=list)  # "ok": one dict per call, its value or its error
-    detail: str = ""  # why it timed out or crashed, in a sentence
+    detail: str = ""  # why it crashed: a clause to follow the exercise's name, ending in its consequence
+    ended: Ended | None = None  # how its process ended, when it ended in this exercise
 
 
 @dataclass
@@ -254,7 +253,7 @@ class Sandbox:
             outputs.append(out.text())
         output = "\n--- restarted after a cell or exercise that hung or crashed ---\n".join(o for o in outputs if o)
         return SandboxResult(
-            {names[k]: results.get(k, ExerciseRun("crashed", detail="did not run")) for k in range(len(names))},
+            {names[k]: results.get(k, ExerciseRun("crashed", detail=NOT_REACHED)) for k in range(len(names))},
             sorted(problems.items()), output[-self.limits.output:], time.monotonic() - started)
 
     def _attempt(self, c: _Child, out: _Output, payload: bytes, names: list[str], next_ex: int,
@@ -316,21 +315,43 @@ class Sandbox:
                 except ValueError:
                     pass
                 how = "malformed"  # a frame out of the protocol's order, or one that does not parse
+            ended = self._how_ended(c) if how == "crashed" else None
             if step is None:  # died between steps: nothing left to try
                 for k in range(next_ex, len(names)):
-                    results.setdefault(k, ExerciseRun("crashed", detail="the sandbox process died"))
+                    results.setdefault(k, ExerciseRun("crashed", detail="could not run: the Python process running "
+                                                      f"the notebook ended between exercises, so {NO_RESULT}",
+                                                      ended=ended))
                 return len(names)
             what, index = step
             why = (f"ran past the {timeout:g} s time limit" if how == "timeout" else
-                   "sent the grader a malformed message" if how == "malformed" else
-                   stopped if how == "stopped" else
-                   _ENDED[what])
+                   "sent the grader a malformed message (it wrote to the grader's channel)" if how == "malformed" else
+                   f"{stopped} and was stopped" if how == "stopped" else
+                   clause(ended))
             if what == "cell":
                 skip.add(index)
                 problems[index] = f"{why} and was skipped"
                 return next_ex
-            results[index] = ExerciseRun("timeout" if how == "timeout" else "crashed", detail=why)
+            consequence = UNTRUSTED if how == "malformed" else NO_RESULT
+            results[index] = ExerciseRun("timeout" if how == "timeout" else "crashed",
+                                         detail=f"{why}, so {consequence}", ended=ended)
             return index + 1
+
+    def _how_ended(self, c: _Child) -> Ended:
+        """Ask the zygote how the child ended (it reaps it; see crashes.py). A zygote that
+        does not answer is the grader's failure, as everywhere else."""
+        try:
+            self.sock.send(json.dumps({"op": "status", "id": c.id}).encode())
+            self.sock.settimeout(SETUP_SECONDS)
+            while True:  # answers come in order; an answer about another id cannot be ours
+                info = json.loads(self.sock.recv(4096) or b"null")
+                if not isinstance(info, dict):
+                    raise ValueError("no answer")
+                if info.get("id") == c.id:
+                    break
+            self.sock.settimeout(None)
+        except (OSError, ValueError, TypeError) as e:
+            raise self._zygote_failed(f"no answer about a child: {e}") from e
+        return Ended.from_dict(info)
 
 
 class _Watch:
@@ -350,6 +371,10 @@ class _Watch:
         return ""
 
 
+NOT_REACHED = "was never reached: the run stopped before it (an earlier exercise ran out of time or ended the process)"
+UNREADABLE = f"sent back data the grader could not read, so {UNTRUSTED}"
+
+
 def _index(data: bytes, bound: int) -> int:
     if not data.isdigit() or len(data) > 10:
         raise ValueError("not an index")
@@ -363,9 +388,9 @@ def _outcomes(blob: bytes) -> ExerciseRun:
     try:
         outcomes = wire.decode(blob)
     except Exception:  # noqa: BLE001 - untrusted bytes: whatever fails, the exercise did
-        return ExerciseRun("crashed", detail="sent back data the grader could not read")
+        return ExerciseRun("crashed", detail=UNREADABLE)
     if not isinstance(outcomes, list) or not all(isinstance(o, dict) for o in outcomes):
-        return ExerciseRun("crashed", detail="sent back data the grader could not read")
+        return ExerciseRun("crashed", detail=UNREADABLE)
     return ExerciseRun("ok", outcomes)
 
 

@@ -7,6 +7,8 @@ and a network namespace with no network, which all its children share), then ser
 requests, each a small JSON message:
 
     spawn         -> {"id", "pid", "uid"} with the child's job, results and output pipes
+    status {"id"} -> {"id", "kind", "code", "memory"}: how that child ended (crashes.Ended),
+                     after waiting a moment for it to end; asked when its results pipe ends
     kill {"id"}   end that child and everything it started, and remove what it wrote
     (end of file) end every child, clean up, exit
 
@@ -29,6 +31,7 @@ import sys
 import time
 from dataclasses import dataclass
 
+from ..crashes import Ended  # imported before confining: the checkout is out of sight after
 from . import child as child_mod
 from . import confine
 from .limits import Limits
@@ -56,6 +59,8 @@ class Child:
     slot: int
     workdir: str | None  # the folder the zygote made for it (uid and none levels)
     fds: tuple[int, int, int]  # the grader's ends: job (write), results (read), output (read)
+    oom_kills: int | None = None  # its memory cgroup's OOM kills when it started (None: no cgroup)
+    status: int | None = None  # its wait status, once reaped (its pid may then be another's)
 
 
 class Zygote:
@@ -77,6 +82,7 @@ class Zygote:
         self.ready: Child | None = None
         self.counter = 0
         self.private = None  # root-owned folder holding children's folders (uid and none levels)
+        self.by_pid: dict[int, Child] = {}  # every child not yet finished, by pid: reap() records their status
 
     # ---------------------------------------------------------------- confining itself
 
@@ -187,8 +193,10 @@ class Zygote:
             confine.setns(self.pidns, confine.CLONE_NEWPID)  # back: later forks are the zygote's own
         for fd in (job_r, res_w, out_w, *procs):
             os.close(fd)
-        return Child(self.counter, pid, uid, slot, None if self.namespaces else workdir,
-                     (job_w, res_r, out_r))
+        c = Child(self.counter, pid, uid, slot, None if self.namespaces else workdir, (job_w, res_r, out_r),
+                  self.cgroups.oom_kills(slot) if self.cgroups else None)
+        self.by_pid[pid] = c
+        return c
 
     def hand_out(self, sock: socket.socket) -> None:
         c = self.ready or self.spawn()
@@ -208,8 +216,8 @@ class Zygote:
         """End a child and all it started. The rest of its cleanup (``finish``) waits until
         it is gone: tearing down its namespaces takes the kernel a few milliseconds, which
         the next child should not wait for."""
-        for kill in (os.killpg, os.kill):  # at the full level pid 1 of its namespace: all of it goes
-            try:
+        for kill in (os.killpg, os.kill) if c.status is None else ():  # reaped: its pid may be another's now
+            try:  # at the full level pid 1 of its namespace: all of it goes
                 kill(c.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
@@ -217,6 +225,9 @@ class Zygote:
             confine.sweep_uid(c.uid)  # at the uid level, the processes that left its group too
         elif not self.namespaces:
             self.kill_orphans()  # as the grader's own user: what left the group came to us as orphans
+        if c.status is not None:
+            self.finish(c)
+            return
         try:
             self.dying[os.pidfd_open(c.pid)] = c
         except OSError:  # no pidfds (before Linux 5.3), or it is gone already
@@ -225,10 +236,12 @@ class Zygote:
     def finish(self, c: Child) -> None:
         """Once a child is gone: reap it, make sure nothing of its uid is left, remove what it
         wrote, and give its uid back."""
-        try:
-            os.waitpid(c.pid, 0)
-        except ChildProcessError:
-            pass
+        if c.status is None:
+            try:
+                os.waitpid(c.pid, 0)
+            except ChildProcessError:
+                pass
+        self.by_pid.pop(c.pid, None)
         self.reap()
         if self.level == "uid":
             # Killed is not gone: a process freeing a GiB takes a while, and the uid is reused
@@ -280,11 +293,36 @@ class Zygote:
     def reap(self) -> None:
         while True:
             try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
+                pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
+            c = self.by_pid.pop(pid, None)
+            if c is not None:
+                c.status = status
+
+    def how_ended(self, c: Child, wait: float = 1.0) -> dict:
+        """How a child ended, once it has (asked when its results pipe ended: it is ending, or
+        it closed the pipe and goes on, which ``wait`` bounds)."""
+        if c.status is None:
+            try:
+                fd = os.pidfd_open(c.pid)
+            except OSError:
+                fd = None
+            if fd is not None:
+                select.select([fd], [], [], wait)
+                os.close(fd)
+            try:
+                pid, status = os.waitpid(c.pid, os.WNOHANG)
+                if pid == c.pid:
+                    c.status = status
+                    self.by_pid.pop(c.pid, None)
+            except ChildProcessError:
+                pass
+        oom = (c.oom_kills is not None and c.status is not None
+               and self.cgroups.oom_kills(c.slot) > c.oom_kills)
+        return Ended.from_status(c.status, oom, self.limits.memory).to_dict()
 
     def shutdown(self) -> None:
         for c in [*self.children.values(), *([self.ready] if self.ready else [])]:
@@ -325,6 +363,10 @@ class Zygote:
                 continue  # the grader is trusted, but a garbled request must not end the zygote
             if op == "spawn":
                 self.hand_out(sock)
+            elif op == "status":
+                c = self.children.get(msg.get("id"))
+                how = self.how_ended(c) if c is not None else {"kind": "unknown"}
+                sock.send(json.dumps({"id": msg.get("id"), **how}).encode())
             elif op == "kill" and msg.get("id") in self.children:
                 self.end(self.children.pop(msg["id"]))
             self.prepare()

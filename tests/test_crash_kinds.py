@@ -1,0 +1,128 @@
+"""Which kind of crash: when a submission's process ends with no result, the grader says how
+(exit code, memory, a crash of Python itself, a signal), from the zygote's wait status."""
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from autograder.crashes import NO_RESULT, Ended, clause, sentence
+from autograder.sandbox import Limits, Sandbox
+
+TIMEOUT = 5.0
+EXERCISES = [("first", [("first", (), {})]), ("second", [("second", (), {})])]
+SECOND_IS_FINE = "def second():\n    return 2\n"
+
+
+def _run(sandbox: Sandbox, first: str, memory: int | None = None):
+    cells = [first, SECOND_IS_FINE]
+    if memory is None:
+        return sandbox.run(cells, EXERCISES, TIMEOUT)
+    return sandbox.run(cells, EXERCISES, TIMEOUT, memory)
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with Sandbox() as sb:
+        yield sb
+
+
+# ---------------------------------------------------------------- the status, as data
+
+def _exited(code: int) -> int:
+    return code << 8  # a wait status as waitpid gives it
+
+
+@pytest.mark.parametrize(("status", "oom", "kind", "code"), [
+    (_exited(0), False, "exit", 0),
+    (_exited(3), False, "exit", 3),
+    (signal.SIGSEGV, False, "crash", signal.SIGSEGV),
+    (signal.SIGABRT, False, "crash", signal.SIGABRT),
+    (signal.SIGKILL, True, "memory", signal.SIGKILL),
+    (signal.SIGXCPU, False, "cpu", signal.SIGXCPU),
+    (signal.SIGKILL, False, "signal", signal.SIGKILL),
+    (None, False, "unknown", 0),
+], ids=["exit-0", "exit-3", "segv", "abort", "oom", "xcpu", "kill", "unknown"])
+def test_a_wait_status_names_its_kind(status, oom, kind, code):
+    ended = Ended.from_status(status, oom, 1 << 30)
+    assert (ended.kind, ended.code) == (kind, code)
+
+
+@pytest.mark.parametrize("doc", [{}, {"kind": "rm -rf"}, {"kind": None}, {"kind": "exit", "code": "x"[:0]}])
+def test_an_odd_answer_from_the_zygote_is_unknown_or_plain(doc):
+    assert Ended.from_dict(doc).kind in ("unknown", "exit")
+
+
+def test_the_words_name_the_kind_and_the_limit():
+    assert "exit code 3" in clause(Ended("exit", 3))
+    assert "(512 MiB)" in clause(Ended("memory", signal.SIGKILL, 512 << 20))
+    assert "segmentation fault" in clause(Ended("crash", signal.SIGSEGV))
+    message = sentence("softmax", f"{clause(Ended('exit', 3))}, so {NO_RESULT}", Ended("exit", 3))
+    assert message.startswith("softmax ended the Python process") and "os._exit" in message
+
+
+# ---------------------------------------------------------------- in the sandbox
+
+def test_an_exercise_that_exits_is_reported_with_its_exit_code(sandbox):
+    run = _run(sandbox, "import os\ndef first():\n    os._exit(3)\n")
+    assert run.exercises["first"].status == "crashed"
+    assert run.exercises["first"].ended == Ended("exit", 3)
+    assert "exit code 3" in run.exercises["first"].detail
+    assert run.exercises["second"].status == "ok"  # a fresh child ran the rest
+
+
+def test_an_exercise_that_crashes_python_is_reported_as_a_crash(sandbox):
+    run = _run(sandbox, "import ctypes\ndef first():\n    ctypes.string_at(0)\n")
+    assert run.exercises["first"].ended == Ended("crash", signal.SIGSEGV)
+    assert "segmentation fault" in run.exercises["first"].detail
+    assert run.exercises["second"].status == "ok"
+
+
+def test_a_cell_that_exits_is_skipped_with_its_exit_code(sandbox):
+    run = _run(sandbox, "import os\nos._exit(5)\n")
+    (index, problem), = run.cell_problems
+    assert index == 0 and "exit code 5" in problem and problem.endswith("and was skipped")
+    assert run.exercises["second"].status == "ok"
+
+
+def test_a_child_that_closes_its_results_pipe_and_goes_on_is_unknown_and_ended(sandbox):
+    # The grader waits a moment for it to end, then ends it; what it was doing is unknown.
+    code = ("import os, time\ndef first():\n    for fd in range(3, 256):\n        try:\n            os.close(fd)\n"
+            "        except OSError:\n            pass\n    time.sleep(60)\n")
+    run = _run(sandbox, code)
+    assert run.exercises["first"].status == "crashed"
+    assert run.exercises["first"].ended == Ended("unknown")
+    assert run.exercises["second"].status == "ok"
+
+
+def test_an_exercise_killed_by_the_memory_cgroup_is_reported_as_memory():
+    # One process cannot reach the cgroup's limit under the same RLIMIT_AS (it gets a
+    # MemoryError first); a submission's processes together can. Here the child's own
+    # address-space limit is raised above the cgroup's to reach it with one process.
+    limit = 256 << 20
+    with Sandbox(limits=Limits(memory=limit)) as sb:
+        if "cgroup" not in sb.layers:
+            pytest.skip(f"no memory cgroup at this isolation level ({sb.level}: {', '.join(sb.layers)})")
+        code = "import numpy as np\ndef first():\n    return float(np.ones(128 << 20).sum())\n"  # 1 GiB, touched
+        run = _run(sb, code, memory=8 << 30)
+    assert run.exercises["first"].ended == Ended("memory", signal.SIGKILL, limit)
+    assert f"({limit >> 20} MiB)" in run.exercises["first"].detail
+    assert run.exercises["second"].status == "ok"
+
+
+def test_the_zygote_never_signals_a_reaped_childs_pid_again(monkeypatch):
+    # Once a child's status is read, its pid may be another process's: ending the child
+    # afterwards must not kill by that pid (an unreaped one is killed as before).
+    from autograder.sandbox.zygote import Child, Zygote
+
+    z = Zygote(Limits(), [])
+    z.root, z.namespaces = False, True  # no uid sweep, no orphan hunt: the kills by pid alone
+    killed: list[int] = []
+    monkeypatch.setattr(os, "kill", lambda pid, sig: killed.append(pid))
+    monkeypatch.setattr(os, "killpg", lambda pid, sig: killed.append(pid))
+    monkeypatch.setattr(z, "finish", lambda c: None)
+    z.end(Child(1, 4_000_001, 0, 0, None, (-1, -1, -1), None, status=0))
+    assert killed == []
+    z.end(Child(2, 4_000_002, 0, 0, None, (-1, -1, -1), None, status=None))
+    assert killed == [4_000_002, 4_000_002]
