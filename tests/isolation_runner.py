@@ -23,7 +23,7 @@ def main() -> None:
     assignment, files = sys.argv[1], sys.argv[2:]
     graded = []
     with Sandbox(hide=hidden_paths(*{str(Path(f).parent) for f in files})) as sandbox:
-        level, layers = sandbox.level, sandbox.layers
+        level, layers, zygote = sandbox.level, sandbox.layers, sandbox.proc.pid
         for f in files:
             start = time.monotonic()
             r = grade(f, assignment, sandbox=sandbox, student=Path(f).stem, timeout=5)
@@ -31,7 +31,7 @@ def main() -> None:
                            "seconds": time.monotonic() - start, "output": r.output,
                            "exercises": r.exercise_scores(),
                            "isolation": r.extra_data.get("isolation")})
-    json.dump({"level": level, "layers": layers, "graded": graded, "uid": os.getuid()}, sys.stdout)
+    json.dump({"level": level, "layers": layers, "graded": graded, "uid": os.getuid(), "zygote": zygote}, sys.stdout)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from autograder.sandbox.confine import remove_ipc
-from autograder.sandbox.zygote import UID_BASE
+from autograder.sandbox.zygote import UID_SLOTS, _uid_base
 from test_grading_corpus import ROOT, SUBMISSIONS, with_root
 
 pytestmark = pytest.mark.slow  # the corpus's attacks, at three levels, each in its own process
@@ -33,7 +33,13 @@ SEQUENCE = [VICTIM, "hostile_walks_frames_for_classmates.py", "hostile_output_tr
             "hostile_plants_for_next.py", CHECK, "hostile_escapes_and_jams.py", CHECK,
             "hostile_memory_and_cpu.py", "hostile_spins_cores.py", "hostile_finds_course_copies.py", CHECK,
             VICTIM]
-SANDBOX_UIDS = range(UID_BASE, 4_000_000_000)
+
+
+def uids_of(zygote_pid: int) -> range:
+    """The uids one zygote hands its children (a pair per slot): only this run's, so that
+    sandboxes of other runs on the machine (a parallel test, another grader) are not counted."""
+    base = _uid_base(zygote_pid)
+    return range(base, base + 2 * UID_SLOTS)
 
 # What gets through at each level, by the attack's own words (see the README's table).
 BREACHES = {
@@ -120,10 +126,10 @@ def _real_uid(pid: str) -> int | None:
     return None
 
 
-def _sandbox_processes() -> list[str]:
+def _sandbox_processes(uids: range) -> list[str]:
     # `None in range(...)` would walk the whole range: a process that ended mid-read is skipped.
     return [e for e in os.listdir("/proc") if e.isdigit() and (uid := _real_uid(e)) is not None
-            and uid in SANDBOX_UIDS]
+            and uid in uids]
 
 
 def _shm_of(uids) -> list[str]:
@@ -131,12 +137,12 @@ def _shm_of(uids) -> list[str]:
     return [line for line in lines if int(line.split()[7]) in uids]
 
 
-def _sandbox_files() -> list[str]:
+def _sandbox_files(uids: range) -> list[str]:
     found = []
     for folder in ("/tmp", "/var/tmp", "/dev/shm"):
         for entry in os.scandir(folder):
             try:
-                if entry.stat(follow_symlinks=False).st_uid in SANDBOX_UIDS:
+                if entry.stat(follow_symlinks=False).st_uid in uids:
                     found.append(entry.path)
             except OSError:
                 pass
@@ -152,12 +158,15 @@ def run(request, files, course_copy, listener):
     cmd = _unprivileged(cmd) if level == "none" else HOW[level] + cmd
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        left = _shm_of(SANDBOX_UIDS if level != "none" else range(65534, 65535))
     finally:
         if level == "none":
+            left = _shm_of(range(65534, 65535))
             remove_ipc(65534)  # without a user namespace this level cannot stop it
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout)
+    if level != "none":
+        report["uids"] = uids_of(report["zygote"])
+        left = _shm_of(report["uids"])
     report["shm_left"] = left
     report["expected_level"] = level
     return report
@@ -209,9 +218,9 @@ def test_nothing_of_a_submission_survives(run):
         if "user namespace" in run["layers"]:
             assert run["shm_left"] == []
         return
-    assert _sandbox_processes() == []
+    assert _sandbox_processes(run["uids"]) == []
     assert run["shm_left"] == []
-    assert _sandbox_files() == []
+    assert _sandbox_files(run["uids"]) == []
 
 
 def test_the_layers_are_the_levels(run):
