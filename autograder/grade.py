@@ -12,7 +12,7 @@ from .assignments import exercise, exercises
 from .checks import Call, Check, Spec, Verdict, run_judge, test_name
 from .names import cap, one_line, raw_bytes
 from .results import Results, TestResult
-from .sandbox import DEFAULT_MEMORY, ExerciseRun, Sandbox
+from .sandbox import ExerciseRun, Sandbox
 
 DEFAULT_TIMEOUT = 10.0
 # Text stored in a results file is capped here, on the grader's side, whatever the sandbox
@@ -43,9 +43,10 @@ def hidden_paths(*paths: str | Path) -> list[str]:
 
 
 def grade(path: str | Path, assignment: str, *, sandbox: Sandbox, student: str | None = None,
-          timeout: float = DEFAULT_TIMEOUT, memory: int = DEFAULT_MEMORY, base: str | Path | None = None) -> Results:
+          timeout: float = DEFAULT_TIMEOUT, memory: int | None = None, base: str | Path | None = None) -> Results:
     """Grade one file. Whatever is wrong with the file is in the Results; only the grader's
-    own failure raises (GraderError from the sandbox or a judge, or a bug)."""
+    own failure raises (GraderError from the sandbox or a judge, or a bug). ``memory``: bytes
+    per process (default: the sandbox's own limit)."""
     started = time.monotonic()
     path = Path(path)
     checks = plan(assignment, student or path.stem)

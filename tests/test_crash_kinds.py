@@ -126,3 +126,14 @@ def test_the_zygote_never_signals_a_reaped_childs_pid_again(monkeypatch):
     assert killed == []
     z.end(Child(2, 4_000_002, 0, 0, None, (-1, -1, -1), None, status=None))
     assert killed == [4_000_002, 4_000_002]
+
+
+def test_a_sandbox_with_a_smaller_memory_limit_applies_it_to_every_process():
+    # Without a per-run memory, the sandbox's own Limits bound each process (RLIMIT_AS): an
+    # allocation over it fails inside the submission (MemoryError) instead of being allowed
+    # up to the 2 GiB default.
+    with Sandbox(limits=Limits(memory=320 << 20)) as sb:
+        run = sb.run(["import numpy as np\ndef first():\n    return float(np.ones(64 << 20).sum())\n",
+                      SECOND_IS_FINE], EXERCISES, TIMEOUT)  # 512 MiB
+    (outcome,) = run.exercises["first"].outcomes
+    assert outcome.get("error") == "MemoryError", outcome

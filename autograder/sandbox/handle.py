@@ -24,7 +24,7 @@ from pathlib import Path
 from .. import wire
 from ..crashes import NO_RESULT, UNTRUSTED, Ended, clause
 from ..errors import GraderError
-from .limits import DEFAULT_MEMORY, Limits
+from .limits import Limits
 from . import confine
 from .protocol import Kind, ProtocolError, Reader, Stopped, Timeout, send
 
@@ -220,10 +220,13 @@ class Sandbox:
     # ---------------------------------------------------------------- one job
 
     def run(self, cells: list, exercises: list[tuple[str, list]], timeout: float,
-            memory: int = DEFAULT_MEMORY) -> SandboxResult:
-        """Execute ``cells`` then, per exercise, its calls ``(func, args, kwargs[, echo])``."""
+            memory: int | None = None) -> SandboxResult:
+        """Execute ``cells`` then, per exercise, its calls ``(func, args, kwargs[, echo])``.
+        ``memory``: bytes per process (RLIMIT_AS) and, at the uid level, per submission
+        (default: this sandbox's ``Limits``, as its cgroups have)."""
         if self.proc is None:
             self._start()
+        memory = self.limits.memory if memory is None else memory
         names = [n for n, _ in exercises]
         calls_of = [(n, [(*c, False)[:4] for c in calls]) for n, calls in exercises]  # echo defaults to off
         payload = wire.encode({"cells": list(cells), "exercises": calls_of})

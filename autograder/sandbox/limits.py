@@ -8,8 +8,8 @@ from dataclasses import asdict, dataclass
 
 @dataclass(frozen=True)
 class Limits:
-    # bytes: per submission in its cgroup (full level); as DEFAULT_MEMORY, what Sandbox.run
-    # gives by default per process (RLIMIT_AS) and per submission at the uid level (its watch)
+    # bytes: per submission in its cgroup (full level), and what Sandbox.run gives by default
+    # per process (RLIMIT_AS) and per submission at the uid level (its watch)
     memory: int = 2 << 30
     processes: int = 64  # per submission: RLIMIT_NPROC on its uid (when set as root), a pids cgroup where there is one
     file_size: int = 16 << 20  # bytes, any one file it writes
