@@ -55,7 +55,8 @@ def visible_checks(assignment: str) -> list[VisibleCheck]:
             raise ClassroomError(f"GitHub Classroom's grader takes whole points; {name}: {spec.title!r} is worth "
                                  f"{spec.points:g}")
         slug = re.sub(r"[^a-z0-9]+", "_", f"{name} {spec.title}".lower()).strip("_")[:60].rstrip("_")
-        out.append(VisibleCheck(name, spec.title, int(spec.points), f"test_{n:0{width}d}_{slug}", f"check{n:0{width}d}"))
+        number = f"{n:0{width}d}"
+        out.append(VisibleCheck(name, spec.title, int(spec.points), f"test_{number}_{slug}", f"check{number}"))
     return out
 
 

@@ -94,7 +94,7 @@ class Grading:
 
             try:
                 self.results = grade_file(self.request, hide=self._written_by_pytest())
-            except Exception as e:  # noqa: BLE001 - the grader's own failure, reported as such
+            except Exception as e:  # the grader's own failure (raised again, re-reported, by every setup)
                 if os.environ.get("AUTOGRADER_DEBUG"):
                     raise
                 self.failure = failure_text(e)
