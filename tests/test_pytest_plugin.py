@@ -18,7 +18,6 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from autograder.assignments import exercise, exercises
@@ -27,6 +26,7 @@ from autograder.selfcheck import run_visible
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples"))
 import make_class  # noqa: E402
+from notebook_answers import answer_functions  # noqa: E402
 
 AUTOGRADER = Path(sys.executable).parent / "autograder"  # the console script of this venv
 ASSIGNMENT = "ps2"
@@ -213,22 +213,12 @@ def test_a_hang_is_tagged_timeout(hanging):
 
 # ---------------------------------------------------------------- --visible: the check cells' checks
 
-def student_functions(notebook: Path) -> dict:
-    """The notebook's answer cells run here, in the test: the catalogue's own code, the
-    functions the notebook's check cells receive."""
-    namespace: dict = {"np": np}
-    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
-        if cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
-            exec("".join(cell["source"]), namespace)  # trusted: make_class's own answers
-    return namespace
-
-
 def test_visible_collects_the_visible_checks_only(visible):
     assert list(visible.cases) == all_ids(visible_only=True)
 
 
 def test_visible_messages_are_the_check_cells(visible, mistaken_folder):
-    functions = student_functions(mistaken_folder / f"{ASSIGNMENT}.ipynb")
+    functions = answer_functions(mistaken_folder / f"{ASSIGNMENT}.ipynb")
     expected = {f"{ASSIGNMENT}/{name}::{title}": message
                 for name in exercises(ASSIGNMENT)
                 for title, passed, message, _ in run_visible(name, functions[name]) if not passed}
