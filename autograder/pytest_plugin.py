@@ -151,6 +151,13 @@ class Grading:
                 raise pytest.UsageError(f"no check {a!r} in {self.request.assignment}; `--collect-only -q` lists them")
         return wanted
 
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        # What the results say about the file as a whole (unreadable cells, what it printed),
+        # which no single check's message repeats.
+        if self.results is not None and self.results.output.strip():
+            terminalreporter.write_sep("-", f"about {self.request.submission.name}")
+            terminalreporter.write_line(_printable(self.results.output.rstrip()))
+
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session):
         # Outermost, so this line follows the terminal reporter's own summary and stats line.
@@ -205,7 +212,7 @@ class CheckItem(pytest.Item):
         self.user_properties.append(("score", _number(test.score)))
         self.user_properties.extend(("tag", tag) for tag in test.tags)
         if not _passed(test):
-            pytest.fail(test.output or f"{test.name} failed.", pytrace=False)
+            pytest.fail(_printable(test.output) or f"{test.name} failed.", pytrace=False)
 
     def reportinfo(self):
         # The results' test name heads a failure; not the node id, whose dots pytest would
@@ -235,10 +242,19 @@ def visible_check(notebook: str | Path, assignment: str, exercise: str, title: s
         pytest.fail(f"{assignment} has no visible check {exercise}: {title!r} in this version of the grader; "
                     "regenerate the test file with `autograder classroom`.", pytrace=False)
     if not _passed(test):
-        pytest.fail(test.output or f"{test.name} failed.", pytrace=False)
+        pytest.fail(_printable(test.output) or f"{test.name} failed.", pytrace=False)
 
 
 _VISIBLE: dict[tuple[str, str], object] = {}
+
+
+def _printable(text: str) -> str:
+    """Text a submission influenced (what it printed, its exceptions' messages), safe for a
+    terminal and an XML report: control characters escaped (an ESC could rewrite the score
+    line on screen), line breaks kept. Unchanged when there is nothing to escape."""
+    from .names import readable
+
+    return "\n".join(readable(line, backslash=False) for line in text.split("\n"))
 
 
 def _passed(test) -> bool:

@@ -283,6 +283,30 @@ def test_without_submission_the_plugin_changes_nothing(tmp_path, capsys):
     assert re.sub(r"in [\d.]+s", "", outputs[0]) == re.sub(r"in [\d.]+s", "", outputs[1])
 
 
+def test_what_is_wrong_with_the_file_is_said_once(tmp_path, capsys):
+    """A broken notebook: every check fails, and the summary says why, in the results' words."""
+    write_notebook(tmp_path, "malformed")
+    code, out, _ = pytest_in_process(tmp_path, "-q", "--submission", f"{ASSIGNMENT}.ipynb", "--assignment",
+                                     ASSIGNMENT, capsys=capsys)
+    assert code == pytest.ExitCode.TESTS_FAILED
+    section = out.split(f"about {ASSIGNMENT}.ipynb", 1)[1].splitlines()[1]
+    assert "is not a valid notebook" in section
+    assert out.rstrip().splitlines()[-1] == f"0/{points():g} points"
+
+
+def test_a_submission_cannot_write_to_the_terminal(tmp_path, capsys):
+    """What a submission prints reaches the summary with its control characters escaped,
+    and the real score stays the last line."""
+    (tmp_path / "sneaky.py").write_text('print("\\x1b[2J\\x1b[H" + "%g/%g points" % (40, 40))\n'
+                                        'def causal_mask(T):\n    raise ValueError("\\x1b[31mred")\n')
+    code, out, _ = pytest_in_process(tmp_path, "-q", "--submission", "sneaky.py", "--assignment", ASSIGNMENT,
+                                     capsys=capsys)
+    assert code == pytest.ExitCode.TESTS_FAILED
+    assert "\x1b" not in out
+    assert "\\x1b[2J" in out and "\\x1b[31mred" in out
+    assert out.rstrip().splitlines()[-1] == f"0/{points():g} points"
+
+
 # ---------------------------------------------------------------- the grader's own failure
 
 def test_a_grader_failure_is_an_error_not_a_grade(mistaken_folder, tmp_path):
