@@ -169,11 +169,13 @@ class Grading:
     def score_line(self) -> str:
         if self.failure is not None:
             return f"not graded: the grader failed ({self.failure})"
+        if self.results is None:  # every check deselected, or stopped before grading ended
+            return "not graded: no check ran"
         ran = list(self.run.values())
         score = sum(t.score for t in ran if _passed(t))
         most = sum(t.max_score for t in ran)
         line = f"{_number(score)}/{_number(most)} points"
-        if self.results is None or len(ran) < len(self.results.tests):  # -k, --lf, -x: a part of the grade
+        if len(ran) < len(self.results.tests):  # -k, --lf, -x: a part of the grade
             line = f"{len(ran)} of {self.collected} checks run: {line}"
         return line
 
