@@ -94,6 +94,7 @@ def home(tmp_path_factory) -> Path:
     venv = home / "autograder-venv"
     (venv / "bin").mkdir(parents=True)
     (venv / ".installed").touch()
+    (home / "no-solutions").mkdir()
     python3 = venv / "bin" / "python3"
     python3.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} \"$@\"\n")
     python3.chmod(0o755)
@@ -122,7 +123,9 @@ def run_like_the_grader(starter: Path, home: Path, setup_command: str, addopts: 
     script = f'eval "$SETUP_COMMAND"; exec python3 -c "$RUNNER" "$ADDOPTS" {files}'
     proc = subprocess.run(["sh", "-c", script], cwd=starter, capture_output=True, text=True, timeout=300,
                           env={"HOME": str(home), "PATH": os.environ["PATH"], "SETUP_COMMAND": setup_command,
-                               "RUNNER": RUNNER, "ADDOPTS": json.dumps(addopts)})
+                               "RUNNER": RUNNER, "ADDOPTS": json.dumps(addopts),
+                               # a student's repository: no reference solutions anywhere
+                               "AUTOGRADER_SOLUTIONS": str(home / "no-solutions")})
     line = next((x for x in proc.stdout.splitlines() if x.startswith("RUNS ")), None)
     assert line, proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads(line[5:])

@@ -137,9 +137,11 @@ def hanging(tmp_path_factory) -> Run:
 
 
 @pytest.fixture(scope="module")
-def visible(mistaken_folder) -> Run:
+def visible(mistaken_folder, tmp_path_factory) -> Run:
+    """--visible where a student runs it: no reference solutions anywhere."""
+    nowhere = tmp_path_factory.mktemp("no-solutions")
     return run_pytest(mistaken_folder, "--submission", f"{ASSIGNMENT}.ipynb", "--assignment", ASSIGNMENT,
-                      "--visible")
+                      "--visible", env={"AUTOGRADER_SOLUTIONS": str(nowhere)})
 
 
 # ---------------------------------------------------------------- the instructor's notebook
@@ -212,6 +214,11 @@ def test_a_hang_is_tagged_timeout(hanging):
 
 
 # ---------------------------------------------------------------- --visible: the check cells' checks
+
+def test_visible_needs_no_reference(visible):
+    assert visible.returncode == pytest.ExitCode.TESTS_FAILED
+    assert all(case.find("error") is None for case in visible.cases.values())
+
 
 def test_visible_collects_the_visible_checks_only(visible):
     assert list(visible.cases) == all_ids(visible_only=True)
