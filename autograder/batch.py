@@ -347,7 +347,8 @@ def other_set_line(other: str, found: list[str], assignment: str) -> str:
 
 
 def grade_submission(path: Path, assignment: str, *, sandbox, student: str | None, timeout: float,
-                     scratch: Path, base: Path | None = None) -> tuple[Results, str, str | None]:
+                     scratch: Path, base: Path | None = None, visible_only: bool = False
+                     ) -> tuple[Results, str, str | None]:
     """Grade one file as grade-batch does: its bytes read once (no link followed), their digest
     taken, and exactly those bytes graded (a copy under the same name in ``scratch``, a folder
     the sandbox cannot see), so what a results file records is what was graded even when the
@@ -358,11 +359,13 @@ def grade_submission(path: Path, assignment: str, *, sandbox, student: str | Non
     path = Path(path)
     data, digest = read_graded(path, base)
     if data is None:  # the grader says why, in the results, as for any submission
-        return grade(path, assignment, sandbox=sandbox, student=student, timeout=timeout, base=base), digest, None
+        return grade(path, assignment, sandbox=sandbox, student=student, timeout=timeout, base=base,
+                     visible_only=visible_only), digest, None
     copy = Path(scratch) / path.name
     copy.write_bytes(data)
     try:
-        results = grade(copy, assignment, sandbox=sandbox, student=student or path.stem, timeout=timeout)
+        results = grade(copy, assignment, sandbox=sandbox, student=student or path.stem, timeout=timeout,
+                        visible_only=visible_only)
     finally:
         copy.unlink(missing_ok=True)
     other = looks_like(data, path.suffix, assignment)

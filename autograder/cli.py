@@ -36,13 +36,20 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--force", action="store_true", help="regrade every student, changed or not")
     b.add_argument("--student", dest="students", action="append", type=_name, metavar="NAME",
                    help="grade only this student (repeatable); the others are left as they are")
+    c = sub.add_parser("classroom", help="a GitHub Classroom starter repository: notebook, workflow, README")
+    c.add_argument("assignment", help=f"one of {', '.join(ASSIGNMENTS)}")
+    c.add_argument("--out", required=True, type=Path, help="a new (or empty) folder for the repository")
+    c.add_argument("--package", required=True, metavar="REQUIREMENT",
+                   help="what the workflow pip-installs the grader from: a wheel URL, a package name, "
+                        "or attention-autograder@git+https://...")
+    c.add_argument("--notebook", type=Path, help="the released notebook (default: assignments/NAME/NAME.ipynb)")
     args = parser.parse_args(argv)
     if args.assignment not in ASSIGNMENTS:
         print(f"autograder: unknown assignment {args.assignment!r}; choose one of {', '.join(ASSIGNMENTS)}",
               file=sys.stderr)
         return 2
     try:
-        return _grade(args) if args.command == "grade" else _grade_batch(args)
+        return {"grade": _grade, "grade-batch": _grade_batch, "classroom": _classroom}[args.command](args)
     except KeyboardInterrupt:
         again = "; run the same command again to finish the rest" if args.command == "grade-batch" else ""
         print(f"autograder: interrupted{again}", file=sys.stderr)
@@ -161,6 +168,21 @@ def _grade_batch(args) -> int:
         print(f"autograder: grader failure on {len(students)} submission(s) ({_some(students)}): {reason}",
               file=sys.stderr)
     return 1
+
+
+def _classroom(args) -> int:
+    from .classroom import ClassroomError, write_starter
+    from .names import one_line
+
+    try:
+        files = write_starter(args.assignment, args.out, args.package, args.notebook)
+    except ClassroomError as e:
+        print(f"autograder: {one_line(str(e), 500)}", file=sys.stderr)
+        return 2
+    print(f"GitHub Classroom starter for {args.assignment} in {args.out}: "
+          + ", ".join(str(f.relative_to(args.out)) for f in files))
+    print("Use it as the assignment's template repository; grade the collected repositories with grade-batch.")
+    return 0
 
 
 def changes_text(changes, limit: int = 20) -> str:

@@ -36,6 +36,14 @@ def plan(assignment: str, student: str) -> dict[str, list[Check]]:
             for i, name in enumerate(exercises(assignment))}
 
 
+def visible_plan(assignment: str) -> dict[str, list[Check]]:
+    """Every exercise's visible checks, on the notebook's own inputs: what a student's
+    environment, which holds no reference, can judge."""
+    from .selfcheck import visible_checks
+
+    return {name: visible_checks(name) for name in exercises(assignment)}
+
+
 def hidden_paths(*paths: str | Path) -> list[str]:
     """What the sandbox must not see: the checkout, the solutions, and the given folders."""
     here = Path(__file__).resolve().parent.parent
@@ -43,13 +51,15 @@ def hidden_paths(*paths: str | Path) -> list[str]:
 
 
 def grade(path: str | Path, assignment: str, *, sandbox: Sandbox, student: str | None = None,
-          timeout: float = DEFAULT_TIMEOUT, memory: int | None = None, base: str | Path | None = None) -> Results:
+          timeout: float = DEFAULT_TIMEOUT, memory: int | None = None, base: str | Path | None = None,
+          visible_only: bool = False) -> Results:
     """Grade one file. Whatever is wrong with the file is in the Results; only the grader's
     own failure raises (GraderError from the sandbox or a judge, or a bug). ``memory``: bytes
-    per process (default: the sandbox's own limit)."""
+    per process (default: the sandbox's own limit). ``visible_only``: the visible checks alone
+    (``visible_plan``), judged without the reference."""
     started = time.monotonic()
     path = Path(path)
-    checks = plan(assignment, student or path.stem)
+    checks = visible_plan(assignment) if visible_only else plan(assignment, student or path.stem)
     sub = submission.load(path, base=base)
     calls = {name: distinct_calls(cs) for name, cs in checks.items()}
     jobs = [(name, [call.as_job() for call in cs]) for name, cs in calls.items()]
@@ -60,7 +70,7 @@ def grade(path: str | Path, assignment: str, *, sandbox: Sandbox, student: str |
     else:
         runs = {name: ExerciseRun("empty") for name in checks}
         problems, printed = sub.all_problems() or ["the submission has no code"], ""
-    ref = reference.Answers(reference.load())
+    ref = None if visible_only else reference.Answers(reference.load())
     tests = []
     for name, cs in checks.items():
         tests += _judge_exercise(name, cs, calls[name], runs[name], ref, timeout)

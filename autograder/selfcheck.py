@@ -9,16 +9,20 @@ import numpy as np
 
 from . import misconceptions, wire
 from .assignments import exercise
-from .checks import run_judge
+from .checks import Check, run_judge
 from .sandbox import call_one
+
+
+def visible_checks(name: str) -> list[Check]:
+    """Exercise ``name``'s visible checks, on the inputs every notebook's check cell uses
+    (the grader's ``--visible`` mode runs exactly these, so its messages are the cell's)."""
+    return [check for check in exercise(name).checks(np.random.default_rng(0)) if check.visible]
 
 
 def run_visible(name: str, func) -> list[tuple[str, bool, str, str | None]]:
     """(title, passed, message, misconception) for each visible check of exercise ``name``."""
     rows = []
-    for check in exercise(name).checks(np.random.default_rng(0)):
-        if not check.visible:
-            continue
+    for check in visible_checks(name):
         # Through the wire, so a judge sees exactly the plain data it sees when grading.
         outcomes = wire.decode(wire.encode([call_one(func, name, c.args, c.kwargs, c.echo) for c in check.calls]))
         verdict = run_judge(check, outcomes, None)

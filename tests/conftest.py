@@ -23,6 +23,8 @@ SLOW_MODULES = {
     "test_nothing_shipped_computes_an_answer.py": "builds the wheel with pip",
     "test_rerun.py": "runs grade-batch again and again over changing classes",
     "test_worked_inputs.py": "recomputes every number of the prose, the long-run table from 20,000 rows",
+    "test_pytest_plugin.py": "grades four notebooks in the sandbox, each in a pytest process of its own",
+    "test_classroom.py": "runs the generated workflow's steps: pytest on the filled-in notebook, in the sandbox",
 }
 
 

@@ -1,0 +1,181 @@
+"""A GitHub Classroom starter repository for one assignment (``autograder classroom``).
+
+GitHub Classroom's Python grader (classroom-resources/autograding-python-grader@v1) is a
+Docker action: it evaluates ``setup-command`` in a python:3.11 container, then runs
+``pytest -s --tb=no`` on every ``*_test.py`` file of the repository with its own reporter,
+which reads each test's Python source, and gives ``max-score / tests run`` to each passing
+test. It takes no command. So the starter holds a test file with one test function per
+visible check, each judged by the engine (``pytest_plugin.visible_check``: the notebook's
+visible checks, in the sandbox, the check cells' messages), and the workflow has one grader
+step per check whose ``-k`` (through ``PYTEST_ADDOPTS``) selects that check's function alone
+and whose ``max-score`` is that check's points. The steps share one virtual environment
+under ``$HOME``, which the job keeps between container steps, so the grader is installed once.
+
+A student's repository cannot hold the hidden reference: these points are feedback, and the
+grade comes from collecting the repositories and running ``grade-batch`` on them.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+GRADER = "classroom-resources/autograding-python-grader@v1"
+REPORTER = "classroom-resources/autograding-grading-reporter@v1"
+CHECKOUT = "actions/checkout@v4"
+TEST_DIR = "checks"
+VENV = "$HOME/autograder-venv"  # $HOME is /github/home in the grader's container: kept for the whole job
+STEP_MINUTES = 10  # the grader's timeout input, in minutes (the first step installs the package)
+
+
+class ClassroomError(Exception):
+    """Bad input for the starter: said in one line, nothing written."""
+
+
+@dataclass(frozen=True)
+class VisibleCheck:
+    exercise: str
+    title: str
+    points: int
+    function: str  # the test function in the generated file
+    step: str  # the workflow step's id
+
+
+def visible_checks(assignment: str) -> list[VisibleCheck]:
+    """The assignment's visible checks, in the order the notebook runs them."""
+    from .assignments import exercise, exercises
+
+    specs = [(name, s) for name in exercises(assignment) for s in exercise(name).specs if s.visible]
+    width = len(str(len(specs)))  # equal widths: no function's name holds another's
+    out = []
+    for n, (name, spec) in enumerate(specs, 1):
+        if not float(spec.points).is_integer():
+            raise ClassroomError(f"GitHub Classroom's grader takes whole points; {name}: {spec.title!r} is worth "
+                                 f"{spec.points:g}")
+        slug = re.sub(r"[^a-z0-9]+", "_", f"{name} {spec.title}".lower()).strip("_")[:60].rstrip("_")
+        number = f"{n:0{width}d}"
+        out.append(VisibleCheck(name, spec.title, int(spec.points), f"test_{number}_{slug}", f"check{number}"))
+    return out
+
+
+def released_notebook(assignment: str) -> Path:
+    return Path(__file__).resolve().parent.parent / "assignments" / assignment / f"{assignment}.ipynb"
+
+
+def write_starter(assignment: str, out: Path, package: str, notebook: Path | None = None) -> list[Path]:
+    """Write the starter repository into ``out`` (new or empty); returns the files written."""
+    from .assignments import ASSIGNMENTS
+
+    if assignment not in ASSIGNMENTS:
+        raise ClassroomError(f"unknown assignment {assignment!r}; choose one of {', '.join(ASSIGNMENTS)}")
+    if not package.strip() or "\n" in package:
+        raise ClassroomError("--package must be one pip requirement (a name, a wheel URL or name @ git+URL)")
+    notebook = Path(notebook) if notebook else released_notebook(assignment)
+    try:
+        released = notebook.read_bytes()
+        json.loads(released)
+    except (OSError, ValueError) as e:
+        raise ClassroomError(f"cannot read the released notebook {notebook}: {e}") from None
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ClassroomError(f"{out} exists and is not an empty folder; the starter goes into a new one")
+    checks = visible_checks(assignment)
+    files = {
+        f"{assignment}.ipynb": released,
+        f"{TEST_DIR}/{assignment}_test.py": test_file(assignment, checks).encode(),
+        ".github/workflows/classroom.yml": workflow(assignment, checks, package).encode(),
+        "README.md": readme(assignment, checks).encode(),
+        ".gitignore": b"autograding_output/\n.pytest_cache/\n__pycache__/\n.ipynb_checkpoints/\n",
+    }
+    written = []
+    for name, data in files.items():
+        path = out / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        written.append(path)
+    return written
+
+
+def test_file(assignment: str, checks: list[VisibleCheck]) -> str:
+    lines = [
+        f'"""The visible checks of {assignment}, one test each: what GitHub Classroom runs on every push.',
+        "",
+        f"Generated by `autograder classroom {assignment}`; run them yourself with `pytest {TEST_DIR}`.",
+        "Each runs the check your notebook's check cell runs and fails with the same message.",
+        'The grade comes later, from more checks on inputs you have not seen."""',
+        "from pathlib import Path",
+        "",
+        "from autograder.pytest_plugin import visible_check",
+        "",
+        f"NOTEBOOK = Path(__file__).resolve().parent.parent / {assignment + '.ipynb'!r}",
+    ]
+    for c in checks:
+        lines += ["", "", f"def {c.function}():  # {c.points} point{'s' if c.points != 1 else ''}",
+                  f"    visible_check(NOTEBOOK, {assignment!r}, {c.exercise!r}, {c.title!r})"]
+    return "\n".join(lines) + "\n"
+
+
+def setup_command(package: str, check: VisibleCheck) -> str:
+    """Install the grader once per job into a venv that sees the container's pytest, then
+    make this step's pytest run only ``check``'s test function."""
+    git = "command -v git >/dev/null || { apt-get update -qq && apt-get install -y -qq git >/dev/null; }; " \
+        if "git+" in package else ""
+    install = (f'if [ ! -f "{VENV}/.installed" ]; then {git}python3 -m venv --system-site-packages "{VENV}" '
+               f'&& "{VENV}/bin/pip" install --quiet {shlex.quote(package)} && touch "{VENV}/.installed"; fi')
+    return f'{install}; export PATH="{VENV}/bin:$PATH" PYTEST_ADDOPTS={shlex.quote("-k " + check.function)}'
+
+
+def workflow(assignment: str, checks: list[VisibleCheck], package: str) -> str:
+    """.github/workflows/classroom.yml. Written by PyYAML from data, so no title or package
+    name can change its structure."""
+    import yaml
+
+    steps = [{"name": "Checkout code", "uses": CHECKOUT}]
+    for c in checks:
+        steps.append({"name": f"{c.exercise}: {c.title}", "id": c.step, "uses": GRADER,
+                      "with": {"timeout": STEP_MINUTES, "max-score": c.points,
+                               "setup-command": setup_command(package, c)}})
+    steps.append({"name": "Autograding Reporter", "uses": REPORTER,
+                  "env": {f"{c.step.upper()}_RESULTS": f"${{{{steps.{c.step}.outputs.result}}}}" for c in checks},
+                  "with": {"runners": ",".join(c.step for c in checks)}})
+    doc = {
+        "name": f"Autograding Tests ({assignment}, visible checks)",
+        "on": ["push", "workflow_dispatch", "repository_dispatch"],
+        "permissions": {"checks": "write", "actions": "read", "contents": "read"},
+        "jobs": {"run-autograding-tests": {"runs-on": "ubuntu-latest",
+                                           "if": "github.actor != 'github-classroom[bot]'", "steps": steps}},
+    }
+    head = (f"# GitHub Classroom autograding for {assignment}: one step per visible check, its points as max-score.\n"
+            f"# Generated by `autograder classroom {assignment}`; regenerate rather than edit.\n")
+    return head + yaml.safe_dump(doc, sort_keys=False, width=10_000, allow_unicode=True)
+
+
+def readme(assignment: str, checks: list[VisibleCheck]) -> str:
+    points = sum(c.points for c in checks)
+    return f"""# {assignment}
+
+Fill in `{assignment}.ipynb`: replace each `raise NotImplementedError()` with your code, run the
+check cell under each exercise, and commit and push the saved notebook.
+
+## What happens when you push
+
+GitHub Classroom runs the notebook's {len(checks)} visible checks ({points} points in all), the
+same ones its check cells run, with the same messages; the Actions tab shows which passed.
+Run them yourself before pushing (the grader installed, as for the notebook):
+
+    pytest --submission {assignment}.ipynb --assignment {assignment} --visible
+
+or `pytest {TEST_DIR}`, the file the workflow runs.
+
+## These points are not your grade
+
+Your repository holds no reference solution, so it can only run the checks whose answers
+are worked examples. After the deadline your instructor collects every repository and grades
+it with `autograder grade-batch`: the same visible checks, plus hidden checks on inputs drawn
+for you. That grade, with feedback on each mistake, is the one that counts.
+
+Do not edit `{TEST_DIR}/` or `.github/`: they only show you the visible checks, and your grade
+does not read them.
+"""

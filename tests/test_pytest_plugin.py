@@ -1,0 +1,328 @@
+"""The pytest plugin (autograder/pytest_plugin.py): every check a pytest test, graded once.
+
+Each run is a separate pytest process started from a fresh folder, with the plugin loaded
+by its ``pytest11`` entry point, as an instructor or a student runs it. One graded run per
+submission is shared by the tests that read it (module fixtures): the instructor's
+notebook, a notebook with a catalogued mistake (beside ``autograder grade`` on the same
+file), a hanging one, and the mistaken one in ``--visible`` mode.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from autograder.assignments import exercise, exercises
+from autograder.selfcheck import run_visible
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "examples"))
+import make_class  # noqa: E402
+from notebook_answers import answer_functions  # noqa: E402
+
+AUTOGRADER = Path(sys.executable).parent / "autograder"  # the console script of this venv
+ASSIGNMENT = "ps2"
+MISTAKE = "scale_by_dk:scaled_dot_product_attention"  # a catalogued mistake that also breaks a caller
+HANG = "timeout:attention_shapes"  # attention_shapes loops forever
+STUDENT = "ada"
+# hypothesis's pytest plugin costs a second or more to import and plays no part here
+QUIET_PLUGINS = ["-p", "no:hypothesispytest", "-p", "no:cacheprovider"]
+
+
+@dataclass
+class Run:
+    folder: Path
+    returncode: int
+    stdout: str
+    stderr: str
+    cases: dict[str, ET.Element]  # node id -> its JUnit <testcase>
+
+    @property
+    def last_line(self) -> str:
+        return self.stdout.rstrip().splitlines()[-1]
+
+    def failed(self) -> dict[str, str]:
+        """node id -> the failure text of each failed case."""
+        return {nid: case.find("failure").text or "" for nid, case in self.cases.items()
+                if case.find("failure") is not None}
+
+    def properties(self, nodeid: str) -> list[tuple[str, str]]:
+        return [(p.get("name"), p.get("value")) for p in self.cases[nodeid].iter("property")]
+
+
+def run_pytest(folder: Path, *args: str, env: dict | None = None) -> Run:
+    xml = folder / "report.xml"
+    xml.unlink(missing_ok=True)
+    proc = subprocess.run([sys.executable, "-m", "pytest", *QUIET_PLUGINS, f"--junitxml={xml}", *args],
+                          cwd=folder, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTEST_ADDOPTS": "", **(env or {})})
+    cases = {}
+    if xml.exists():
+        for case in ET.parse(xml).iter("testcase"):
+            cases[node_id(case)] = case
+    return Run(folder, proc.returncode, proc.stdout, proc.stderr, cases)
+
+
+def node_id(case: ET.Element) -> str:
+    """JUnit's classname ``ps2.causal_mask`` and name ``T = 3`` back to ``ps2/causal_mask::T = 3``."""
+    return case.get("classname").replace(".", "/", 1) + "::" + case.get("name")
+
+
+def all_ids(visible_only: bool = False) -> list[str]:
+    """The node ids the plugin must collect, derived from the declarations, in results order."""
+    return [f"{ASSIGNMENT}/{name}::{spec.title}" for name in exercises(ASSIGNMENT)
+            for spec in exercise(name).specs if spec.visible or not visible_only]
+
+
+def points(visible_only: bool = False) -> float:
+    return sum(spec.points for name in exercises(ASSIGNMENT) for spec in exercise(name).specs
+               if spec.visible or not visible_only)
+
+
+def write_notebook(folder: Path, archetype: str) -> Path:
+    path = folder / f"{ASSIGNMENT}.ipynb"
+    path.write_text(make_class.archetype_notebook(ASSIGNMENT, archetype), encoding="utf-8")
+    return path
+
+
+# ---------------------------------------------------------------- graded runs, one per submission
+
+CONFTEST_MARKER = "conftest-ran"
+
+
+@pytest.fixture(scope="module")
+def instructor(tmp_path_factory) -> Run:
+    """The instructor's notebook, graded from a folder whose conftest.py would leave a marker."""
+    folder = tmp_path_factory.mktemp("instructor")
+    shutil.copy(ROOT / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", folder)
+    (folder / "conftest.py").write_text(f"open({str(folder / CONFTEST_MARKER)!r}, 'w').close()\n")
+    return run_pytest(folder, "--submission", f"{ASSIGNMENT}.ipynb", "--assignment", ASSIGNMENT)
+
+
+@pytest.fixture(scope="module")
+def mistaken_folder(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("mistaken")
+    write_notebook(folder, MISTAKE)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def mistaken(mistaken_folder) -> Run:
+    return run_pytest(mistaken_folder, "--submission", f"{ASSIGNMENT}.ipynb", "--assignment", ASSIGNMENT,
+                      "--student", STUDENT)
+
+
+@pytest.fixture(scope="module")
+def graded_by_cli(mistaken_folder) -> dict:
+    """``autograder grade`` on the same file as the same student: the results the plugin must match."""
+    proc = subprocess.run([str(AUTOGRADER), "grade", str(mistaken_folder / f"{ASSIGNMENT}.ipynb"),
+                           "--assignment", ASSIGNMENT, "--student", STUDENT],
+                          capture_output=True, text=True, timeout=300, check=True)
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="module")
+def hanging(tmp_path_factory) -> Run:
+    folder = tmp_path_factory.mktemp("hanging")
+    write_notebook(folder, HANG)
+    return run_pytest(folder, "--submission", f"{ASSIGNMENT}.ipynb", "--assignment", ASSIGNMENT, "--timeout", "1")
+
+
+@pytest.fixture(scope="module")
+def visible(mistaken_folder, tmp_path_factory) -> Run:
+    """--visible where a student runs it: no reference solutions anywhere."""
+    nowhere = tmp_path_factory.mktemp("no-solutions")
+    return run_pytest(mistaken_folder, "--submission", f"{ASSIGNMENT}.ipynb", "--assignment", ASSIGNMENT,
+                      "--visible", env={"AUTOGRADER_SOLUTIONS": str(nowhere)})
+
+
+# ---------------------------------------------------------------- the instructor's notebook
+
+def test_instructor_notebook_passes_every_check(instructor):
+    assert instructor.returncode == 0, instructor.stdout[-2000:]
+    assert f"{len(all_ids())} passed" in instructor.stdout
+
+
+def test_junit_xml_has_one_case_per_check(instructor):
+    assert list(instructor.cases) == all_ids()
+
+
+@pytest.mark.parametrize("name", exercises(ASSIGNMENT))
+def test_junit_properties_carry_points_visibility_and_tags(instructor, name):
+    for spec in exercise(name).specs:
+        props = instructor.properties(f"{ASSIGNMENT}/{name}::{spec.title}")
+        assert ("points", f"{spec.points:g}") in props
+        assert ("score", f"{spec.points:g}") in props
+        assert ("visibility", "visible" if spec.visible else "after_due_date") in props
+        assert ("tag", f"exercise:{name}") in props
+
+
+def test_output_ends_with_the_score(instructor):
+    assert instructor.last_line == f"{points():g}/{points():g} points"
+
+
+def test_a_conftest_in_the_starting_folder_never_runs(instructor):
+    assert instructor.returncode == 0
+    assert not (instructor.folder / CONFTEST_MARKER).exists()
+
+
+# ---------------------------------------------------------------- a mistaken notebook, beside `autograder grade`
+
+def test_fails_exactly_the_checks_grade_fails(mistaken, graded_by_cli):
+    failed_by_cli = {f"{ASSIGNMENT}/{t['name'].replace(': ', '::', 1)}" for t in graded_by_cli["tests"]
+                     if t["status"] == "failed"}
+    assert failed_by_cli  # the mistake is caught at all
+    assert set(mistaken.failed()) == failed_by_cli
+
+
+def test_failure_text_is_the_engines_message(mistaken, graded_by_cli):
+    outputs = {f"{ASSIGNMENT}/{t['name'].replace(': ', '::', 1)}": t["output"] for t in graded_by_cli["tests"]}
+    for nodeid, text in mistaken.failed().items():
+        assert text == outputs[nodeid]
+
+
+def test_failure_names_the_misconception(mistaken):
+    nodeid = f"{ASSIGNMENT}/scaled_dot_product_attention::the causal cat sat"
+    assert ("tag", "misconception:scale_by_dk") in mistaken.properties(nodeid)
+    assert "divided by d_k" in mistaken.failed()[nodeid]
+
+
+def test_mistaken_score_is_the_results_score(mistaken, graded_by_cli):
+    assert mistaken.returncode == 1
+    assert mistaken.last_line == f"{graded_by_cli['score']:g}/{graded_by_cli['max_score']:g} points"
+
+
+# ---------------------------------------------------------------- a hanging submission
+
+def test_a_hang_costs_only_its_own_checks(hanging):
+    hung = {f"{ASSIGNMENT}/attention_shapes::{s.title}" for s in exercise("attention_shapes").specs}
+    assert set(hanging.failed()) == hung
+    assert len(hanging.cases) == len(all_ids())
+
+
+def test_a_hang_is_tagged_timeout(hanging):
+    for nodeid in hanging.failed():
+        assert ("tag", "misconception:timeout") in hanging.properties(nodeid)
+
+
+# ---------------------------------------------------------------- --visible: the check cells' checks
+
+def test_visible_needs_no_reference(visible):
+    assert visible.returncode == pytest.ExitCode.TESTS_FAILED
+    assert all(case.find("error") is None for case in visible.cases.values())
+
+
+def test_visible_collects_the_visible_checks_only(visible):
+    assert list(visible.cases) == all_ids(visible_only=True)
+
+
+def test_visible_messages_are_the_check_cells(visible, mistaken_folder):
+    functions = answer_functions(mistaken_folder / f"{ASSIGNMENT}.ipynb")
+    expected = {f"{ASSIGNMENT}/{name}::{title}": message
+                for name in exercises(ASSIGNMENT)
+                for title, passed, message, _ in run_visible(name, functions[name]) if not passed}
+    assert expected
+    assert visible.failed() == expected
+
+
+# ---------------------------------------------------------------- selecting, and bad input
+# In this process: nothing here grades, so no submission runs anywhere.
+
+def pytest_in_process(folder: Path, *args: str, capsys) -> tuple[int, str, str]:
+    capsys.readouterr()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(folder)
+        mp.setenv("PYTEST_ADDOPTS", "")
+        code = pytest.main([*QUIET_PLUGINS, *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def collect(folder: Path, *args: str, capsys) -> list[str]:
+    _, out, _ = pytest_in_process(folder, "--collect-only", "-q", "--submission", f"{ASSIGNMENT}.ipynb",
+                                  "--assignment", ASSIGNMENT, *args, capsys=capsys)
+    return [line for line in out.splitlines() if line.startswith(f"{ASSIGNMENT}/")]
+
+
+def test_collects_every_check_in_results_order(mistaken_folder, capsys):
+    assert collect(mistaken_folder, capsys=capsys) == all_ids()
+
+
+def test_k_selects_an_exercise(mistaken_folder, capsys):
+    want = [n for n in all_ids() if n.startswith(f"{ASSIGNMENT}/scaled_dot_product_attention::")]
+    assert collect(mistaken_folder, "-k", "scaled_dot_product_attention", capsys=capsys) == want
+
+
+def test_a_node_id_selects_one_check(mistaken_folder, capsys):
+    one = f"{ASSIGNMENT}/fused_self_attention::{exercise('fused_self_attention').specs[-1].title}"
+    assert collect(mistaken_folder, one, capsys=capsys) == [one]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--submission", "missing.ipynb", "--assignment", ASSIGNMENT], "no such file: missing.ipynb"),
+    (["--submission", "x.ipynb"], "--submission needs --assignment"),
+    (["--submission", "x.ipynb", "--assignment", "ps9"], "unknown assignment 'ps9'"),
+    (["--assignment", ASSIGNMENT], "--assignment needs --submission FILE"),
+    (["--submission", "x.ipynb", "--assignment", ASSIGNMENT, f"{ASSIGNMENT}/nope"], "no check 'ps2/nope'"),
+    (["--submission", "x.ipynb", "--assignment", ASSIGNMENT, "--timeout", "0"], "positive number of seconds"),
+])
+def test_bad_input_is_one_clear_line(tmp_path, capsys, args, message):
+    (tmp_path / "x.ipynb").write_text("{}")
+    code, out, err = pytest_in_process(tmp_path, *args, capsys=capsys)
+    assert code == pytest.ExitCode.USAGE_ERROR
+    assert [line for line in err.splitlines() if message in line], err
+    assert "Traceback" not in out + err
+
+
+def test_without_submission_the_plugin_changes_nothing(tmp_path, capsys):
+    (tmp_path / "test_one.py").write_text("def test_one():\n    assert True\n")
+    outputs = [pytest_in_process(tmp_path, *extra, "--collect-only", "-q", capsys=capsys)[1]
+               for extra in ([], ["-p", "no:autograder"])]
+    assert "1 test collected" in outputs[0]
+    assert re.sub(r"in [\d.]+s", "", outputs[0]) == re.sub(r"in [\d.]+s", "", outputs[1])
+
+
+def test_what_is_wrong_with_the_file_is_said_once(tmp_path, capsys):
+    """A broken notebook: every check fails, and the summary says why, in the results' words."""
+    write_notebook(tmp_path, "malformed")
+    code, out, _ = pytest_in_process(tmp_path, "-q", "--submission", f"{ASSIGNMENT}.ipynb", "--assignment",
+                                     ASSIGNMENT, capsys=capsys)
+    assert code == pytest.ExitCode.TESTS_FAILED
+    section = out.split(f"about {ASSIGNMENT}.ipynb", 1)[1].splitlines()[1]
+    assert "is not a valid notebook" in section
+    assert out.rstrip().splitlines()[-1] == f"0/{points():g} points"
+
+
+def test_a_submission_cannot_write_to_the_terminal(tmp_path, capsys):
+    """What a submission prints reaches the summary with its control characters escaped,
+    and the real score stays the last line."""
+    (tmp_path / "sneaky.py").write_text('print("\\x1b[2J\\x1b[H" + "%g/%g points" % (40, 40))\n'
+                                        'def causal_mask(T):\n    raise ValueError("\\x1b[31mred")\n')
+    code, out, _ = pytest_in_process(tmp_path, "-q", "--submission", "sneaky.py", "--assignment", ASSIGNMENT,
+                                     capsys=capsys)
+    assert code == pytest.ExitCode.TESTS_FAILED
+    assert "\x1b" not in out
+    assert "\\x1b[2J" in out and "\\x1b[31mred" in out
+    assert out.rstrip().splitlines()[-1] == f"0/{points():g} points"
+
+
+# ---------------------------------------------------------------- the grader's own failure
+
+def test_a_grader_failure_is_an_error_not_a_grade(mistaken_folder, tmp_path):
+    broken = tmp_path / "no-solutions"
+    broken.mkdir()
+    run = run_pytest(mistaken_folder, "--submission", f"{ASSIGNMENT}.ipynb", "--assignment", ASSIGNMENT,
+                     env={"AUTOGRADER_SOLUTIONS": str(broken)})
+    assert run.returncode != 0
+    assert run.cases and not run.failed()  # no check is failed on the student's account
+    assert all(case.find("error") is not None for case in run.cases.values())
+    assert run.last_line.startswith("not graded: the grader failed")
+    assert " points" not in run.stdout
