@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from importlib.metadata import distribution
 from pathlib import Path
@@ -23,7 +24,7 @@ import pytest
 
 from autograder import cli
 from autograder.assignments import ASSIGNMENTS, exercise_points
-from autograder.gradescope import container, spec, upload
+from autograder.gradescope import container, run, spec, upload
 from autograder import results as results_module
 from autograder.results import Results
 
@@ -79,7 +80,11 @@ def gradescope_root(zip_path, tmp_path_factory) -> Path:
         pytest.skip("Gradescope runs the autograder as root (CI runs as root)")
     wheels = tmp_path_factory.mktemp("wheelhouse")
     repack("numpy", wheels)
-    root = tmp_path_factory.mktemp("gs") / "autograder"
+    # Where others may traverse, as /autograder is: pytest's own folders (mode 700) would hide
+    # the reference from a submission's uid whatever the autograder does.
+    top = Path(tempfile.mkdtemp(prefix="autograder-gs-test-"))
+    top.chmod(0o755)
+    root = top / "autograder"
     (root / "source").mkdir(parents=True)
     subprocess.run(["unzip", "-q", str(zip_path), "-d", str(root / "source")], check=True)
     env = {**os.environ, "AUTOGRADER_ROOT": str(root), "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels),
@@ -87,7 +92,8 @@ def gradescope_root(zip_path, tmp_path_factory) -> Path:
     done = subprocess.run(["bash", str(root / "source" / "setup.sh")], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     shutil.copy(root / "source" / "run_autograder", root / "run_autograder")  # as Gradescope does
-    return root
+    yield root
+    shutil.rmtree(top)
 
 
 @pytest.fixture(scope="module")
@@ -198,6 +204,20 @@ def test_a_py_file_is_graded(gradescope):
 
 
 @pytest.mark.slow
+def test_a_submission_cannot_read_the_reference_the_metadata_or_the_results(gradescope, gradescope_root):
+    secrets = [gradescope_root / "source" / "solutions" / "ps1.py", gradescope_root / "submission_metadata.json",
+               gradescope_root / "results"]
+    snoop = "\n".join(f"try:\n    print('READ', len(open({str(p)!r}).read()))\nexcept OSError as e:\n"
+                      f"    print('DENIED', type(e).__name__)" for p in secrets[:2])
+    snoop += f"\ntry:\n    open({str(secrets[2] / 'results.json')!r}, 'w').write('{{}}')\n    print('WROTE')\n" \
+             "except OSError as e:\n    print('DENIED', type(e).__name__)\n"
+    doc = gradescope({"snoop.py": snoop.encode()})
+    printed = doc["output"]
+    assert printed.count("DENIED") == 3 and "READ" not in printed and "WROTE" not in printed
+    assert doc["score"] == 0 and doc["extra_data"]["isolation"] == "uid"
+
+
+@pytest.mark.slow
 def test_a_garbage_notebook_gets_zero_and_says_why(gradescope):
     doc = gradescope({"ps1.ipynb": b"\xff\xfe not a notebook"})
     assert_to_the_spec(doc)
@@ -231,6 +251,16 @@ def test_in_a_768_mb_container_a_submission_gets_the_limit_less_the_grader(grade
     doc = gradescope({"ps1.ipynb": notebook("correct")}, cgroup=memory_cgroup)
     assert doc["extra_data"]["memory_mib"] == container.submission_memory(768 << 20) >> 20 < 768
     assert doc["score"] == PS1_FULL
+
+
+def test_the_graders_own_failure_writes_no_results(tmp_path, capsys):
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "results.json").write_text('{"score": 37}')  # an earlier run's
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission_metadata.json").write_text(json.dumps(ADA))
+    assert run.main(["--root", str(tmp_path), "--assignment", "ps1"]) == 1  # no source/solutions: no setup.sh
+    assert not (tmp_path / "results" / "results.json").exists()
+    assert "the grader failed, not the submission" in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------- the zip
