@@ -106,7 +106,10 @@ def gradescope(gradescope_root):
             (root / folder).mkdir()
         for name, data in files.items():
             (root / "submission" / name).parent.mkdir(parents=True, exist_ok=True)
-            (root / "submission" / name).write_bytes(data)
+            if isinstance(data, Path):
+                (root / "submission" / name).symlink_to(data)
+            else:
+                (root / "submission" / name).write_bytes(data)
         (root / "submission_metadata.json").write_text(json.dumps(metadata))
         enter = (lambda: (cgroup / "cgroup.procs").write_text(str(os.getpid()))) if cgroup else None
         done = subprocess.run([*NO_SYS_ADMIN, str(root / "run_autograder")], cwd=root, capture_output=True, text=True,
@@ -218,6 +221,13 @@ def test_a_submission_cannot_read_the_reference_the_metadata_or_the_results(grad
 
 
 @pytest.mark.slow
+def test_a_link_is_not_followed(gradescope, gradescope_root):
+    doc = gradescope({"ps1.ipynb": gradescope_root / "source" / "solutions" / "ps1.py"})
+    assert doc["score"] == 0
+    assert "symbolic link" in doc["output"]
+
+
+@pytest.mark.slow
 def test_a_garbage_notebook_gets_zero_and_says_why(gradescope):
     doc = gradescope({"ps1.ipynb": b"\xff\xfe not a notebook"})
     assert_to_the_spec(doc)
@@ -261,6 +271,32 @@ def test_the_graders_own_failure_writes_no_results(tmp_path, capsys):
     assert run.main(["--root", str(tmp_path), "--assignment", "ps1"]) == 1  # no source/solutions: no setup.sh
     assert not (tmp_path / "results" / "results.json").exists()
     assert "the grader failed, not the submission" in capsys.readouterr().out
+
+
+HOG = """
+def score_spread(d, n_rows, n_keys, rng):  # three processes of 300 MB each, in a 768 MB container
+    import os
+    kids = []
+    for _ in range(3):
+        pid = os.fork()
+        if pid == 0:
+            hog = np.ones(300 * 2**20 // 8)
+            hog[::512] = 2.0
+            os._exit(0 if hog.sum() else 1)
+        kids.append(pid)
+    for pid in kids:
+        os.waitpid(pid, 0)
+    raise RuntimeError("still here")
+"""
+
+
+@pytest.mark.slow
+def test_processes_that_together_outgrow_the_container_cost_their_exercise_only(gradescope, memory_cgroup):
+    reference = (ROOT / "solutions" / "ps1.py").read_text()
+    doc = gradescope({"ps1.py": (reference + HOG).encode()}, cgroup=memory_cgroup)
+    spread = [t for t in doc["tests"] if "exercise:score_spread" in t["tags"]]
+    assert spread and all(t["score"] == 0 for t in spread)
+    assert doc["score"] == PS1_FULL - sum(t["max_score"] for t in spread)
 
 
 # ---------------------------------------------------------------- the zip

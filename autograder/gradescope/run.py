@@ -71,6 +71,7 @@ def grade_upload(root: Path, assignment: str, *, visibility: str | None, timeout
     hide = [str(p) for p in (root / "source", submission, results, metadata, scratch)]
     try:
         with Sandbox(hide=hide, limits=Limits(memory=memory)) as sandbox:
+            _spared_by_the_oom_killer()  # after the zygote started: it and the children do not inherit this
             graded = _grade_file(found.path, submission, scratch, assignment, student, sandbox, timeout, memory)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -96,6 +97,16 @@ def _grade_file(path: Path, base: Path, scratch: Path, assignment: str, student:
         line = other_set_line(other[0], other[1], assignment)
         results.output = line + ("\n" + results.output if results.output else "")
     return results
+
+
+def _spared_by_the_oom_killer() -> None:
+    """Where the container runs out of memory between two looks of the uid level's watch, the
+    kernel kills a submission's process (or the zygote: a grader failure, not a grade), never
+    the process that writes results.json."""
+    try:
+        Path("/proc/self/oom_score_adj").write_text("-1000")
+    except OSError:
+        pass  # not root, or no /proc: the watch alone
 
 
 def _private(*paths: Path) -> None:
