@@ -86,7 +86,10 @@ def gradescope_root(zip_path, tmp_path_factory) -> Path:
     top.chmod(0o755)
     root = top / "autograder"
     (root / "source").mkdir(parents=True)
-    subprocess.run(["unzip", "-q", str(zip_path), "-d", str(root / "source")], check=True)
+    with zipfile.ZipFile(zip_path) as z:  # as unzip does, modes kept
+        for info in z.infolist():
+            z.extract(info, root / "source")
+            (root / "source" / info.filename).chmod((info.external_attr >> 16) & 0o777)
     env = {**os.environ, "AUTOGRADER_ROOT": str(root), "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels),
            "PIP_CONFIG_FILE": os.devnull, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     done = subprocess.run(["bash", str(root / "source" / "setup.sh")], env=env, capture_output=True, text=True)
@@ -458,3 +461,38 @@ def test_a_link_is_listed_but_never_followed(tmp_path):
     (tmp_path / "ps1.ipynb").symlink_to(ROOT / "solutions" / "ps1.py")
     found = upload.find(tmp_path, "ps1")
     assert found.path == tmp_path / "ps1.ipynb"  # grade() then refuses to read it and says so
+
+
+@pytest.fixture
+def nested(tmp_path):
+    """1,200 nested folders (deeper than Python's recursion limit), made and removed in loops."""
+    chain = [tmp_path / "d"]
+    for _ in range(1199):
+        chain.append(chain[-1] / "d")
+    for folder in chain:
+        folder.mkdir()
+    yield chain[-1]
+    for folder in reversed(chain):
+        for f in folder.iterdir():
+            f.unlink()
+        folder.rmdir()
+
+
+def test_more_nested_folders_than_the_recursion_limit_stop_the_listing_with_a_line(tmp_path, nested):
+    (nested / "ps1.ipynb").write_bytes(notebook("correct"))
+    found = upload.find(tmp_path, "ps1")
+    assert found.path is None
+    assert found.line.startswith(f"Found no notebook among the first {upload.MAX_ENTRIES} files and folders")
+
+
+def test_a_notebook_below_hundreds_of_folders_is_found(tmp_path, nested):
+    shallow = tmp_path.joinpath(*["d"] * (upload.MAX_ENTRIES - 10))
+    (shallow / "ps1.ipynb").write_bytes(notebook("correct"))
+    assert upload.find(tmp_path, "ps1").path == shallow / "ps1.ipynb"
+
+
+def test_a_name_that_is_not_utf8_is_shown_escaped(tmp_path):
+    name = os.fsdecode(b"hw\xff.ipynb")
+    (tmp_path / name).write_bytes(notebook("correct"))
+    found = upload.find(tmp_path, "ps1")
+    assert found.path == tmp_path / name and found.line == "Graded hw\\xff.ipynb."

@@ -31,7 +31,7 @@ class Upload:
 
 def find(folder: Path, assignment: str) -> Upload:
     folder = Path(folder)
-    files = _listing(folder)
+    files, cut = _listing(folder)
     shown = lambda ps: ", ".join(readable(str(p.relative_to(folder))) for p in ps[:5]) + (  # noqa: E731
         f" and {len(ps) - 5} more" if len(ps) > 5 else "")
     gradable = [p for p in files if p.suffix.lower() in GRADABLE]
@@ -41,6 +41,9 @@ def find(folder: Path, assignment: str) -> Upload:
         zips = [p for p in others if p.suffix.lower() == ".zip"]
         if zips:
             return Upload(None, f"Found a zip archive ({shown(zips)}), which is not graded: {hint}, not a zip.")
+        if cut:
+            return Upload(None, f"Found no notebook among the first {MAX_ENTRIES} files and folders of the upload: "
+                                f"{hint}, not a folder this large.")
         if others:
             return Upload(None, f"Found no notebook, only {shown(others)}: {hint}.")
         return Upload(None, f"Nothing was uploaded: {hint}.")
@@ -60,17 +63,27 @@ def find(folder: Path, assignment: str) -> Upload:
                         f"no way to tell which to grade: {hint}, only one.")
 
 
-def _listing(folder: Path) -> list[Path]:
-    """Every file below ``folder`` (not following links), in a stable order, hidden ones left out."""
+def _listing(folder: Path) -> tuple[list[Path], bool]:
+    """Every file below ``folder``, links not followed, hidden ones left out, in a stable order,
+    and whether the listing stopped at MAX_ENTRIES entries. A loop, not recursion: any depth
+    of nested folders is safe."""
     out: list[Path] = []
-    seen = 0
-    for here, dirs, names in os.walk(folder, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED)
-        seen += len(dirs) + len(names)
-        out += [Path(here) / n for n in sorted(names) if not n.startswith(".")]
-        if seen > MAX_ENTRIES:
-            break
-    return out
+    stack, seen = [Path(folder)], 0
+    while stack and seen <= MAX_ENTRIES:
+        here = stack.pop()
+        try:
+            with os.scandir(here) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        seen += len(entries)
+        for e in reversed(entries):  # the stack pops them in name order
+            if e.name.startswith(".") or e.name in SKIPPED:
+                continue
+            if e.is_dir(follow_symlinks=False):
+                stack.append(Path(e.path))
+        out += [Path(e.path) for e in entries if not e.name.startswith(".") and not e.is_dir(follow_symlinks=False)]
+    return out, seen > MAX_ENTRIES
 
 
 def _bytes(path: Path, folder: Path) -> bytes | None:
