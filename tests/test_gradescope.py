@@ -377,7 +377,8 @@ def test_heatmaps_keep_only_the_students_weights_cut_to_a_corner():
 
 def test_a_huge_results_file_is_cut_under_gradescopes_limit():
     big = "\u00e9<" * 200_000  # escaped by json as \u00e9: six bytes a character
-    tests = [_test(f"t{i}", False, "visible", output=big) for i in range(30)]
+    heatmap = {"got": [[0.5] * spec.HEATMAP_SIDE] * spec.HEATMAP_SIDE}
+    tests = [_test(f"t{i}", False, "visible", output=big, heatmap=heatmap) for i in range(300)]
     text = spec.dumps(spec.to_gradescope(_results(tests, output=big)))
     assert len(text.encode()) < spec.MAX_BYTES
 
@@ -395,7 +396,8 @@ def test_the_student_is_the_email_or_the_groups_sorted_emails(tmp_path, metadata
     assert container.student(tmp_path / "m.json") == student
 
 
-@pytest.mark.parametrize("text", ["", "{}", '{"users": []}', '{"users": [{"id": 1}]}', '{"users": [{"email": ""}]}'])
+@pytest.mark.parametrize("text", ["", "{}", '{"users": []}', '{"users": [{"id": 1}]}', '{"users": [{"email": ""}]}',
+                                  '{"users": [{"email": null}]}', '{"users": [{"email": 7}]}', '{"users": "ada"}'])
 def test_no_student_email_is_the_graders_failure(tmp_path, text):
     (tmp_path / "m.json").write_text(text)
     with pytest.raises(container.GraderError):

@@ -22,8 +22,8 @@ def student(metadata: Path) -> str:
     same for everyone, so a missing or malformed file is the grader's failure, not a grade."""
     try:
         doc = json.loads(Path(metadata).read_text(encoding="utf-8"))
-        emails = sorted({str(u["email"]).strip() for u in doc["users"]})
-    except (OSError, ValueError, TypeError, KeyError) as e:
+        emails = sorted({u["email"].strip() for u in doc["users"]})
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as e:  # AttributeError: an email not a string
         raise GraderError(f"no student in {metadata} ({type(e).__name__}: {e})") from e
     if not emails or not all(emails):
         raise GraderError(f"no student email in {metadata}")
