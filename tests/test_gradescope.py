@@ -224,6 +224,16 @@ def test_a_submission_cannot_read_the_reference_the_metadata_or_the_results(grad
 
 
 @pytest.mark.slow
+def test_the_reference_upload_results_and_metadata_are_roots_alone_without_landlock_too(gradescope, gradescope_root):
+    gradescope({"ps1.ipynb": notebook("correct")})
+    modes = {name: (gradescope_root / name).stat().st_mode & 0o777
+             for name in ("source", "submission", "results", "submission_metadata.json")}
+    assert modes == {"source": 0o700, "submission": 0o700, "results": 0o700, "submission_metadata.json": 0o600}
+    numpy_init = next((gradescope_root / "venv").glob("lib/python*/site-packages/numpy/__init__.py"))
+    assert numpy_init.stat().st_mode & 0o004  # what a submission imports stays readable
+
+
+@pytest.mark.slow
 def test_a_link_is_not_followed(gradescope, gradescope_root):
     doc = gradescope({"ps1.ipynb": gradescope_root / "source" / "solutions" / "ps1.py"})
     assert doc["score"] == 0
