@@ -167,10 +167,12 @@ def _grade_batch(args) -> int:
 
 
 def _add_gradescope_and_export(sub) -> None:
+    from .gradescope.spec import VISIBILITIES
+
     gs = sub.add_parser("gradescope", help="build Gradescope's autograder zip for one problem set")
     gs.add_argument("assignment", help=f"one of {', '.join(ASSIGNMENTS)}")
     gs.add_argument("--out", required=True, type=Path, help="the zip to write")
-    gs.add_argument("--visibility", choices=("visible", "after_due_date", "hidden"), default=None,
+    gs.add_argument("--visibility", choices=VISIBILITIES, default=None,
                     help="every test's visibility on Gradescope (default: each test's own: self-checks "
                          "visible, hidden checks after the due date)")
     gs.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT,

@@ -90,13 +90,17 @@ def build(assignment: str, out: Path, *, visibility: str | None = None, timeout:
         out = Path(out)
         out.parent.mkdir(parents=True, exist_ok=True)
         partial = out.with_name(f".{out.name}.partial")
-        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as z:
-            for name, (data, mode) in files.items():
-                info = zipfile.ZipInfo(name, _EPOCH)
-                info.external_attr = (0o100000 | mode) << 16  # a regular file with its mode (unzip keeps it)
-                info.compress_type = zipfile.ZIP_DEFLATED
-                z.writestr(info, data)
-        partial.replace(out)
+        try:
+            with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as z:
+                for name, (data, mode) in files.items():
+                    info = zipfile.ZipInfo(name, _EPOCH)
+                    info.external_attr = (0o100000 | mode) << 16  # a regular file with its mode (unzip keeps it)
+                    info.compress_type = zipfile.ZIP_DEFLATED
+                    z.writestr(info, data)
+            partial.replace(out)  # a reader sees the old zip or the whole new one
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
     return Bundle(out, list(files), pins)
 
 
