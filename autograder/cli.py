@@ -43,13 +43,19 @@ def main(argv: list[str] | None = None) -> int:
                    help="what the workflow pip-installs the grader from: a wheel URL, a package name, "
                         "or attention-autograder@git+https://...")
     c.add_argument("--notebook", type=Path, help="the released notebook (default: assignments/NAME/NAME.ipynb)")
+    g.set_defaults(run=_grade)
+    b.set_defaults(run=_grade_batch)
+    c.set_defaults(run=_classroom)
+    _add_gradescope_and_export(sub)
     args = parser.parse_args(argv)
+    if args.command in ("gradescope", "export"):
+        return args.run(args)
     if args.assignment not in ASSIGNMENTS:
         print(f"autograder: unknown assignment {args.assignment!r}; choose one of {', '.join(ASSIGNMENTS)}",
               file=sys.stderr)
         return 2
     try:
-        return {"grade": _grade, "grade-batch": _grade_batch, "classroom": _classroom}[args.command](args)
+        return args.run(args)
     except KeyboardInterrupt:
         again = "; run the same command again to finish the rest" if args.command == "grade-batch" else ""
         print(f"autograder: interrupted{again}", file=sys.stderr)
@@ -183,6 +189,132 @@ def _classroom(args) -> int:
           + ", ".join(str(f.relative_to(args.out)) for f in files))
     print("Use it as the assignment's template repository; grade the collected repositories with grade-batch.")
     return 0
+
+
+def _add_gradescope_and_export(sub) -> None:
+    from .gradescope.spec import VISIBILITIES
+
+    gs = sub.add_parser("gradescope", help="build Gradescope's autograder zip for one problem set")
+    gs.add_argument("assignment", help=f"one of {', '.join(ASSIGNMENTS)}")
+    gs.add_argument("--out", required=True, type=Path, help="the zip to write")
+    gs.add_argument("--visibility", choices=VISIBILITIES, default=None,
+                    help="every test's visibility on Gradescope (default: each test's own: self-checks "
+                         "visible, hidden checks after the due date)")
+    gs.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT,
+                    help=f"seconds per exercise (default {DEFAULT_TIMEOUT:g})")
+    gs.add_argument("--wheel", type=Path, help="the package's wheel, when already built (default: built now)")
+    gs.set_defaults(run=_gradescope)
+    ex = sub.add_parser("export", help="grades for a learning management system")
+    lms = ex.add_subparsers(dest="lms", required=True)
+    cv = lms.add_parser("canvas", help="Canvas's gradebook import CSV")
+    cv.add_argument("--assignment", dest="assignments", action="append", required=True, metavar="A",
+                    help="an assignment's name (repeatable, one per --grades, in the same order)")
+    cv.add_argument("--grades", action="append", required=True, type=Path, metavar="GRADES.csv",
+                    help="that assignment's grades.csv from grade-batch")
+    cv.add_argument("--out", required=True, type=Path, help="the CSV to import into Canvas")
+    cv.add_argument("--roster", type=Path, metavar="ROSTER.csv", help="the gradebook exported from Canvas")
+    cv.set_defaults(run=_export_canvas)
+    lt = lms.add_parser("lti-scores", help="LTI Advantage AGS Score objects (JSON lines), optionally posted")
+    lt.add_argument("--assignment", required=True)
+    lt.add_argument("--grades", required=True, type=Path, metavar="GRADES.csv", help="its grades.csv")
+    lt.add_argument("--users", type=Path, metavar="USERS.csv",
+                    help="student,user_id rows: each student's LTI user id (default: the student's name)")
+    lt.add_argument("--out", type=Path, help="write the JSON lines here (default: standard output)")
+    lt.add_argument("--post", metavar="LINEITEM_URL", help="POST each score to this line item's /scores")
+    lt.add_argument("--token-file", type=Path, help="the bearer token for --post, in a file")
+    lt.set_defaults(run=_export_lti)
+
+
+def _gradescope(args) -> int:
+    from .gradescope.bundle import build
+    from .names import one_line
+
+    if args.assignment not in ASSIGNMENTS:
+        print(f"autograder: unknown assignment {args.assignment!r}; choose one of {', '.join(ASSIGNMENTS)}",
+              file=sys.stderr)
+        return 2
+    try:
+        bundle = build(args.assignment, args.out, visibility=args.visibility, timeout=args.timeout, wheel=args.wheel)
+    except (OSError, RuntimeError, ValueError) as e:
+        print(f"autograder: no zip written: {one_line(str(e), 500)}", file=sys.stderr)
+        return 2
+    print(f"{bundle.path}: Gradescope autograder for {args.assignment} ({len(bundle.entries)} files; "
+          f"pinned {', '.join(bundle.pins)}). Upload it under Configure Autograder.")
+    return 0
+
+
+def _export_canvas(args) -> int:
+    from .lms import canvas
+    from .lms.grades import GradesError, read
+    from .names import one_line
+    from .results import write_atomic
+
+    if len(args.assignments) != len(args.grades):
+        print("autograder: give one --grades per --assignment, in the same order", file=sys.stderr)
+        return 2
+    try:
+        grades = [read(path, name) for name, path in zip(args.assignments, args.grades, strict=True)]
+        roster = canvas.read_roster(args.roster) if args.roster else None
+    except GradesError as e:
+        print(f"autograder: {one_line(str(e), 500)}", file=sys.stderr)
+        return 2
+    result = canvas.export(grades, roster)
+    write_atomic(args.out, result.text)
+    for name, students in result.not_in_roster.items():
+        print(f"autograder: {name}: {len(students)} graded student(s) not in the roster, left out: {_some(students)}",
+              file=sys.stderr)
+    for name, students in result.not_graded.items():
+        print(f"autograder: {name}: {len(students)} student(s) with no grade (blank, Canvas keeps what it has): "
+              f"{_some(students)}", file=sys.stderr)
+    for name in result.new_columns:
+        print(f"autograder: {name}: no Canvas id (not in a --roster), so Canvas will make a new assignment",
+              file=sys.stderr)
+    print(f"{args.out}: {len(grades)} assignment(s) for Canvas's gradebook import")
+    return 0
+
+
+def _export_lti(args) -> int:
+    import json
+
+    from .lms import lti
+    from .lms.grades import GradesError, read
+    from .names import one_line
+
+    if args.post and not args.token_file:
+        print("autograder: --post needs --token-file", file=sys.stderr)
+        return 2
+    try:
+        grades = read(args.grades, args.assignment)
+        users = lti.read_users(args.users) if args.users else None
+        url = lti.scores_url(args.post) if args.post else None
+        token = args.token_file.read_text().strip() if args.token_file else ""
+    except (GradesError, OSError) as e:
+        print(f"autograder: {one_line(str(e), 500)}", file=sys.stderr)
+        return 2
+    if args.post and not token:
+        print(f"autograder: {args.token_file} holds no token", file=sys.stderr)
+        return 2
+    result = lti.scores(grades, users)
+    text = "".join(json.dumps(line) + "\n" for line in result.lines)
+    if args.out:
+        from .results import write_atomic
+
+        write_atomic(args.out, text)
+    else:
+        sys.stdout.write(text)
+    if result.not_graded:
+        print(f"autograder: {len(result.not_graded)} student(s) not graded, no score: {_some(result.not_graded)}",
+              file=sys.stderr)
+    if result.no_user_id:
+        print(f"autograder: {len(result.no_user_id)} student(s) not in {args.users}, no score: "
+              f"{_some(result.no_user_id)}", file=sys.stderr)
+    if not url:
+        return 0
+    failed = lti.post(result.lines, args.post, token)
+    for user, why in failed:
+        print(f"autograder: score for {one_line(user)} not accepted by {url}: {one_line(why)}", file=sys.stderr)
+    print(f"posted {len(result.lines) - len(failed)} of {len(result.lines)} scores to {url}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def changes_text(changes, limit: int = 20) -> str:

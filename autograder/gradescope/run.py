@@ -1,0 +1,121 @@
+"""The entry point Gradescope's ``run_autograder`` calls once per submission, as root:
+
+    python -m autograder.gradescope.run --root /autograder --assignment ps1 [--visibility V] [--timeout S]
+
+It finds what was uploaded in ``ROOT/submission``, the student in
+``ROOT/submission_metadata.json`` and the memory in the container's cgroup, grades in the
+sandbox (at the ``uid`` level where Docker withholds CAP_SYS_ADMIN, as on Gradescope) and
+writes ``ROOT/results/results.json``, whatever was uploaded. Only the grader's own failure
+writes no results: Gradescope then shows the submission as an autograder error (not the
+student's fault, regraded with "Regrade"), and the cause goes to standard output, which
+Gradescope shows the instructor.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from ..errors import GraderError
+from ..grade import DEFAULT_TIMEOUT, grade, ungraded
+from ..names import one_line
+from ..results import Results, write_atomic
+from . import container, spec, upload
+
+DEFAULT_ROOT = "/autograder"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m autograder.gradescope.run")
+    p.add_argument("--root", type=Path, default=Path(os.environ.get("AUTOGRADER_ROOT", DEFAULT_ROOT)))
+    p.add_argument("--assignment", required=True)
+    p.add_argument("--visibility", choices=spec.VISIBILITIES, default=None)
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
+    args = p.parse_args(argv)
+    results_file = args.root / "results" / "results.json"
+    try:
+        text = grade_upload(args.root, args.assignment, visibility=args.visibility, timeout=args.timeout)
+    except Exception as e:  # noqa: BLE001 - the grader's own failure, whatever it is: never a grade
+        results_file.unlink(missing_ok=True)
+        print(f"autograder: the grader failed, not the submission; no results were written, so Gradescope "
+              f"shows an autograder error (regrade once the cause is fixed): {type(e).__name__}: "
+              f"{one_line(str(e), 500)}")
+        return 1
+    write_atomic(results_file, text + "\n")
+    return 0
+
+
+def grade_upload(root: Path, assignment: str, *, visibility: str | None, timeout: float) -> str:
+    """The results.json text for the upload in ``root``; raises only for the grader's failure."""
+    from ..sandbox import Limits, Sandbox
+
+    root = Path(root)
+    submission, metadata, results = root / "submission", root / "submission_metadata.json", root / "results"
+    solutions = root / "source" / "solutions"
+    if not solutions.is_dir():
+        raise GraderError(f"no reference solutions at {solutions}: was setup.sh run from the zip?")
+    os.environ["AUTOGRADER_SOLUTIONS"] = str(solutions)
+    results.mkdir(parents=True, exist_ok=True)
+    _private(root / "source", submission, results, metadata)
+    student = container.student(metadata)
+    found = upload.find(submission, assignment)
+    if found.path is None:
+        graded = ungraded(assignment, student, found.line)
+        graded.output = ""  # the line is the output, once
+        return spec.dumps(spec.to_gradescope(graded, visibility=visibility, found=found.line))
+    memory = container.submission_memory(container.memory_limit())
+    scratch = Path(tempfile.mkdtemp(prefix="autograder-gradescope-"))  # mode 700: the sandbox cannot see it
+    hide = [str(p) for p in (root / "source", submission, results, metadata, scratch)]
+    try:
+        with Sandbox(hide=hide, limits=Limits(memory=memory)) as sandbox:
+            _spared_by_the_oom_killer()  # after the zygote started: it and the children do not inherit this
+            graded = _grade_file(found.path, submission, scratch, assignment, student, sandbox, timeout, memory)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    doc = spec.to_gradescope(graded, visibility=visibility, found=found.line)
+    doc["extra_data"]["memory_mib"] = memory >> 20
+    return spec.dumps(doc)
+
+
+def _grade_file(path: Path, base: Path, scratch: Path, assignment: str, student: str, sandbox, timeout: float,
+                memory: int) -> Results:
+    """Grade exactly the bytes read (no link followed), from a copy in ``scratch`` named for its
+    kind (``HW.IPYNB`` is a notebook)."""
+    from ..batch import looks_like, other_set_line, read_graded
+
+    data, _ = read_graded(path, base)
+    if data is None:  # grade() reads it again and says why, as grade-batch does
+        return grade(path, assignment, sandbox=sandbox, student=student, timeout=timeout, memory=memory, base=base)
+    copy = scratch / (path.stem + path.suffix.lower())
+    copy.write_bytes(data)
+    results = grade(copy, assignment, sandbox=sandbox, student=student, timeout=timeout, memory=memory)
+    other = looks_like(data, copy.suffix, assignment)
+    if other is not None:
+        line = other_set_line(other[0], other[1], assignment)
+        results.output = line + ("\n" + results.output if results.output else "")
+    return results
+
+
+def _spared_by_the_oom_killer() -> None:
+    """Where the container runs out of memory between two looks of the uid level's watch, the
+    kernel kills a submission's process (or the zygote: a grader failure, not a grade), never
+    the process that writes results.json."""
+    try:
+        Path("/proc/self/oom_score_adj").write_text("-1000")
+    except OSError:
+        pass  # not root, or no /proc: the watch alone
+
+
+def _private(*paths: Path) -> None:
+    """Readable by root only: the reference, the upload, the results and the metadata (emails),
+    whatever else a submission's uid may be allowed to read."""
+    for p in paths:
+        if p.exists() and not p.is_symlink():
+            os.chmod(p, 0o700 if p.is_dir() else 0o600)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

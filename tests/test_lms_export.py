@@ -1,0 +1,259 @@
+"""Grades into an LMS: Canvas's gradebook import CSV and LTI Advantage AGS scores.
+
+The grades.csv files are grade-batch's own format, written by report/table.py; the LTI
+platform is a stub this module starts on 127.0.0.1 (a free port) and stops by its pid.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from autograder import cli
+from autograder.batch import StudentRow
+from autograder.lms import canvas, lti
+from autograder.lms.grades import GradesError, read
+from autograder.report.table import grades_csv
+
+TOKEN = "s3cret-token"
+EXERCISES = ["softmax", "score_spread"]
+
+
+def write_grades(path: Path, scores: dict[str, float], failed: tuple[str, ...] = (), max_score: float = 37) -> Path:
+    rows = [StudentRow(student=s, score=v, max_score=max_score, exercises={"softmax": v}) for s, v in scores.items()]
+    path.write_text(grades_csv(rows, EXERCISES, failed))
+    return path
+
+
+@pytest.fixture
+def ps1(tmp_path) -> Path:
+    return write_grades(tmp_path / "ps1.csv", {"ada@uni.edu": 30, "ben@uni.edu": 37, "=cmd@uni.edu": 12},
+                        failed=("cy@uni.edu",))
+
+
+@pytest.fixture
+def ps2(tmp_path) -> Path:
+    return write_grades(tmp_path / "ps2.csv", {"ada@uni.edu": 40, "ghost@uni.edu": 5}, max_score=40)
+
+
+@pytest.fixture
+def roster(tmp_path) -> Path:
+    """A gradebook as Canvas exports it: two rows that are not students, ids per assignment."""
+    path = tmp_path / "roster.csv"
+    path.write_text(textwrap.dedent("""\
+        Student,ID,SIS User ID,SIS Login ID,Section,ps1 (1001),ps2 (1002),Current Score
+            Manual Posting,,,,,,,
+        Points Possible,,,,,37,40,(read only)
+        "Lovelace, Ada",11,u11,ADA@uni.edu,Sec 1,,,
+        "Babbage, Ben",12,u12,ben@uni.edu,Sec 1,,,
+        "Cy, Cy",13,u13,cy@uni.edu,Sec 2,,,
+        "Dee, Dee",14,u14,dee@uni.edu,Sec 2,,,
+        "Eq, Eq",15,u15,=cmd@uni.edu,Sec 2,,,
+        """))
+    return path
+
+
+def table(text: str) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(text)))
+
+
+# ---------------------------------------------------------------- Canvas
+
+def test_grades_csv_reads_back_with_the_formula_guard_undone(ps1):
+    grades = read(ps1, "ps1")
+    assert grades.scores == {"=cmd@uni.edu": 12, "ada@uni.edu": 30, "ben@uni.edu": 37, "cy@uni.edu": None}
+    assert grades.max_score == 37
+
+
+def test_the_canvas_csv_has_the_import_header_and_points_possible(ps1, ps2, roster):
+    rows = table(canvas.export([read(ps1, "ps1"), read(ps2, "ps2")], canvas.read_roster(roster)).text)
+    assert rows[0] == [*canvas.IDENTITY, "ps1 (1001)", "ps2 (1002)"]
+    assert rows[1] == ["Points Possible", "", "", "", "", "37", "40"]
+
+
+def test_roster_students_get_their_scores_matched_by_login_case_insensitively(ps1, ps2, roster):
+    rows = table(canvas.export([read(ps1, "ps1"), read(ps2, "ps2")], canvas.read_roster(roster)).text)
+    by_id = {r[1]: r for r in rows[2:]}
+    assert list(by_id) == ["11", "12", "13", "14", "15"]  # the roster's students, in its order
+    assert (by_id["11"][5:], by_id["12"][5:], by_id["13"][5:], by_id["14"][5:]) == (
+        ["30", "40"], ["37", ""], ["", ""], ["", ""])  # blank: not graded, Canvas keeps what it has
+    assert by_id["15"][3] == "'=cmd@uni.edu" and by_id["15"][5] == "12"  # a formula is never written
+
+
+def test_students_missing_from_either_side_are_reported(ps1, ps2, roster):
+    result = canvas.export([read(ps1, "ps1"), read(ps2, "ps2")], canvas.read_roster(roster))
+    assert result.not_in_roster == {"ps2": ["ghost@uni.edu"]}
+    assert result.not_graded == {"ps1": ["Cy, Cy", "Dee, Dee"], "ps2": ["Babbage, Ben", "Cy, Cy", "Dee, Dee", "Eq, Eq"]}
+
+
+def test_without_a_roster_each_student_is_keyed_by_login_in_a_new_column(ps1):
+    result = canvas.export([read(ps1, "ps1")])
+    rows = table(result.text)
+    assert rows[0][-1] == "ps1" and result.new_columns == ["ps1"]
+    assert [r[3] for r in rows[2:]] == ["'=cmd@uni.edu", "ada@uni.edu", "ben@uni.edu", "cy@uni.edu"]
+
+
+def test_the_export_canvas_command_writes_the_csv_and_lists_the_missing(ps1, ps2, roster, tmp_path, capsys):
+    out = tmp_path / "canvas.csv"
+    assert cli.main(["export", "canvas", "--assignment", "ps1", "--grades", str(ps1), "--assignment", "ps2",
+                     "--grades", str(ps2), "--roster", str(roster), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "ps2: 1 graded student(s) not in the roster, left out: ghost@uni.edu" in err
+    assert "ps1: 2 student(s) with no grade" in err
+    assert table(out.read_text())[0][-1] == "ps2 (1002)"
+
+
+@pytest.mark.parametrize("text, why", [
+    ("name,points\nada,3\n", "not a grades.csv"),
+    ("student,score,max_score\nada,x,37\n", "'x' is not a number"),
+    ("student,score,max_score\nada,nan,37\n", "is not a score"),
+    ("student,score,max_score\nada,3,37\nada,4,37\n", "appears twice"),
+    ("student,score,max_score\nada,3,37\nben,4,40\n", "max_score differs"),
+])
+def test_a_bad_grades_file_is_one_line_and_writes_nothing(tmp_path, capsys, text, why):
+    (tmp_path / "g.csv").write_text(text)
+    out = tmp_path / "canvas.csv"
+    assert cli.main(["export", "canvas", "--assignment", "ps1", "--grades", str(tmp_path / "g.csv"),
+                     "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert why in err and err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_a_roster_that_is_not_a_canvas_export_is_refused(ps1, tmp_path):
+    (tmp_path / "r.csv").write_text("name,email\nAda,ada@uni.edu\n")
+    with pytest.raises(GradesError, match="no Student, ID, SIS User ID, SIS Login ID, Section column"):
+        canvas.read_roster(tmp_path / "r.csv")
+
+
+# ---------------------------------------------------------------- LTI Advantage AGS
+
+PLATFORM = textwrap.dedent("""\
+    # A tiny LTI platform's score service: accepts AGS Score POSTs at /lineitems/7/scores.
+    import json, sys
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+    token, log = sys.argv[1], sys.argv[2]
+    FIELDS = {"userId", "scoreGiven", "scoreMaximum", "activityProgress", "gradingProgress", "timestamp"}
+    class Scores(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            if self.path != "/lineitems/7/scores?course=3":
+                return self.send_error(404)
+            if self.headers.get("Authorization") != "Bearer " + token:
+                return self.send_error(401)
+            if self.headers.get("Content-Type") != "application/vnd.ims.lis.v1.score+json":
+                return self.send_error(415)
+            score = json.loads(body)
+            progress = (score.get("activityProgress"), score.get("gradingProgress"))
+            if set(score) != FIELDS or progress != ("Completed", "FullyGraded") \\
+                    or not 0 <= score["scoreGiven"] <= score["scoreMaximum"]:
+                return self.send_error(400)
+            if score["userId"] == "refused-user":
+                return self.send_error(422)
+            with open(log, "a") as f:
+                f.write(json.dumps(score) + "\\n")
+            self.send_response(200)
+            self.end_headers()
+        def log_message(self, *args):
+            pass
+    server = HTTPServer(("127.0.0.1", 0), Scores)
+    print(server.server_address[1], flush=True)
+    server.serve_forever()
+    """)
+
+
+@pytest.fixture(scope="module")
+def platform(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("platform")
+    log = folder / "accepted.jsonl"
+    proc = subprocess.Popen([sys.executable, "-c", PLATFORM, TOKEN, str(log)], stdout=subprocess.PIPE, text=True)
+    port = int(proc.stdout.readline())
+    yield f"http://127.0.0.1:{port}/lineitems/7?course=3", log
+    os.kill(proc.pid, signal.SIGTERM)
+    proc.wait()
+
+
+@pytest.fixture
+def token_file(tmp_path) -> Path:
+    (tmp_path / "token").write_text(TOKEN + "\n")
+    return tmp_path / "token"
+
+
+def test_one_score_object_per_graded_student(ps1):
+    result = lti.scores(read(ps1, "ps1"))
+    assert [s["userId"] for s in result.lines] == ["=cmd@uni.edu", "ada@uni.edu", "ben@uni.edu"]
+    assert result.not_graded == ["cy@uni.edu"]
+    first = result.lines[1]
+    assert (first["scoreGiven"], first["scoreMaximum"]) == (30, 37)
+    assert (first["activityProgress"], first["gradingProgress"]) == ("Completed", "FullyGraded")
+    assert datetime.fromisoformat(first["timestamp"]).utcoffset() is not None  # a time zone, as AGS requires
+
+
+def test_users_map_students_to_lti_ids_and_the_unmapped_are_listed(ps1, tmp_path):
+    (tmp_path / "users.csv").write_text("student,user_id\nada@uni.edu,lti-11\nben@uni.edu,lti-12\n")
+    result = lti.scores(read(ps1, "ps1"), lti.read_users(tmp_path / "users.csv"))
+    assert [s["userId"] for s in result.lines] == ["lti-11", "lti-12"]
+    assert result.no_user_id == ["=cmd@uni.edu"]
+
+
+@pytest.mark.parametrize("lineitem, url", [
+    ("https://lms.example/api/lti/courses/3/line_items/7", "https://lms.example/api/lti/courses/3/line_items/7/scores"),
+    ("https://lms.example/lineitems/7/?x=1", "https://lms.example/lineitems/7/scores?x=1"),
+])
+def test_scores_go_to_the_line_items_scores_endpoint(lineitem, url):
+    assert lti.scores_url(lineitem) == url
+
+
+def test_the_json_lines_go_to_standard_output(ps1, capsys):
+    assert cli.main(["export", "lti-scores", "--assignment", "ps1", "--grades", str(ps1)]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [s["userId"] for s in lines] == ["=cmd@uni.edu", "ada@uni.edu", "ben@uni.edu"]
+
+
+def test_posting_sends_every_score_with_the_media_type_and_token(ps1, platform, token_file, capsys):
+    url, log = platform
+    log.unlink(missing_ok=True)
+    assert cli.main(["export", "lti-scores", "--assignment", "ps1", "--grades", str(ps1), "--post", url,
+                     "--token-file", str(token_file)]) == 0
+    accepted = [json.loads(line) for line in log.read_text().splitlines()]
+    assert accepted == [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(accepted) == 3
+
+
+def test_a_wrong_token_is_refused_by_the_platform_and_said(ps1, platform, tmp_path, capsys):
+    url, log = platform
+    log.unlink(missing_ok=True)
+    (tmp_path / "bad").write_text("not-the-token")
+    assert cli.main(["export", "lti-scores", "--assignment", "ps1", "--grades", str(ps1), "--post", url,
+                     "--token-file", str(tmp_path / "bad")]) == 1
+    assert capsys.readouterr().err.count("HTTP 401") == 3
+    assert not log.exists()
+
+
+def test_a_score_the_platform_refuses_is_named_and_the_others_still_go(tmp_path, platform, token_file, capsys):
+    url, log = platform
+    log.unlink(missing_ok=True)
+    grades = write_grades(tmp_path / "g.csv", {"refused-user": 3, "ok-user": 4})
+    assert cli.main(["export", "lti-scores", "--assignment", "ps1", "--grades", str(grades), "--post", url,
+                     "--token-file", str(token_file)]) == 1
+    assert "score for refused-user not accepted" in capsys.readouterr().err
+    assert [json.loads(line)["userId"] for line in log.read_text().splitlines()] == ["ok-user"]
+
+
+@pytest.mark.parametrize("extra, why", [
+    (["--post", "http://127.0.0.1:9/x"], "--post needs --token-file"),
+    (["--post", "ftp://lms/x", "--token-file", "TOKEN"], "is not an http(s) line item URL"),
+])
+def test_bad_posting_arguments_are_one_line(ps1, token_file, capsys, extra, why):
+    extra = [str(token_file) if a == "TOKEN" else a for a in extra]
+    assert cli.main(["export", "lti-scores", "--assignment", "ps1", "--grades", str(ps1), *extra]) == 2
+    assert why in capsys.readouterr().err
