@@ -16,7 +16,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -qq -e '.[test,postgres]'
+	$(BIN)/pip install -qq -e '.[test,postgres,cluster]'
 	touch $(VENV)/.installed $@
 
 # The PostgreSQL server the gradebook tests start (as the postgres user, on a free port of

@@ -47,9 +47,18 @@ def grade(path: str | Path, assignment: str, *, sandbox: Sandbox, student: str |
     """Grade one file. Whatever is wrong with the file is in the Results; only the grader's
     own failure raises (GraderError from the sandbox or a judge, or a bug)."""
     started = time.monotonic()
-    path = Path(path)
-    checks = plan(assignment, student or path.stem)
-    sub = submission.load(path, base=base)
+    return grade_loaded(submission.load(path, base=base), assignment, sandbox=sandbox, student=student,
+                        timeout=timeout, memory=memory, started=started)
+
+
+def grade_loaded(sub: submission.Submission, assignment: str, *, sandbox: Sandbox, student: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT, memory: int = DEFAULT_MEMORY,
+                 started: float | None = None) -> Results:
+    """Grade a loaded submission (``grade`` without the reading: a file another machine read
+    and could not, say); the student defaults to the file's stem. ``started``: when the
+    grading began (its reading included), for ``execution_time``."""
+    started = time.monotonic() if started is None else started
+    checks = plan(assignment, student or sub.path.stem)
     calls = {name: distinct_calls(cs) for name, cs in checks.items()}
     jobs = [(name, [call.as_job() for call in cs]) for name, cs in calls.items()]
     if sub.cells:
