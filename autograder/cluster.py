@@ -18,7 +18,8 @@ elsewhere by the scheduler. A task whose workers died while running it more than
 ``distributed.scheduler.allowed-failures`` times (3 by default) ends as ``KilledWorker``: that
 submission is recorded as crashed (score 0, every check tagged ``crashed``) and the batch
 goes on; a re-run leaves it as it is, ``--force`` tries it again. Every other failure on a
-worker is the grader's: no grade, reported, graded by the next run.
+worker is the grader's: no grade, reported, graded by the next run. With no worker left, the
+batch waits for one to join (Ctrl-C stops it; a re-run resumes).
 
 Security. Dask's messages are pickles and the workers run as root to sandbox: whoever can
 reach the scheduler owns every worker (and can answer this client). So a ``tcp://`` address
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import dask
 from distributed import Client, KilledWorker, as_completed, get_worker
 from distributed.diagnostics.plugin import WorkerPlugin
 from distributed.security import Security
@@ -207,6 +209,9 @@ class DaskPool:
         register the sandbox plugin. Raises ClusterError with one line."""
         if self.client is not None:
             return
+        # Dask keeps the last 1,000 messages of each connection for debugging; ours carry the
+        # submissions' bytes (up to 5 MiB each), so the client would hold up to 1,000 of them.
+        dask.config.set({"distributed.admin.low-level-log-length": 0})
         try:
             self.client = Client(self.address, security=self.security, set_as_default=False)
         except Exception as e:  # noqa: BLE001 - refused, unreachable, a TLS handshake that fails: one line
@@ -311,7 +316,8 @@ class DaskPool:
         from .results import Results
 
         try:
-            isolation = self.isolation or self.client.submit(isolation_on_worker, pure=False).result()
+            isolation = self.isolation or self.client.submit(isolation_on_worker, pure=False).result(
+                timeout=WORKERS_SECONDS)
         except Exception as e:  # noqa: BLE001 - no worker could say how it confines: not a grade
             return Graded(task.student, self.grader, failure=f"no worker could grade it ({failure_text(e)})")
         reason = (f"Grading this submission ended the grading worker's process {allowed_failures(self.client) + 1} "
@@ -335,7 +341,8 @@ class DaskPool:
             self.client = None
 
     def describe(self) -> dict[str, str]:
-        return {"graded on": f"a Dask cluster at {self.address} ({self.threads} worker threads)"}
+        threads = f" ({self.threads} worker threads)" if self.threads else ""
+        return {"graded on": f"a Dask cluster at {self.address}{threads}"}
 
 
 def allowed_failures(client) -> int:

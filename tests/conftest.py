@@ -23,6 +23,7 @@ SLOW_MODULES = {
     "test_nothing_shipped_computes_an_answer.py": "builds the wheel with pip",
     "test_rerun.py": "runs grade-batch again and again over changing classes",
     "test_worked_inputs.py": "recomputes every number of the prose, the long-run table from 20,000 rows",
+    "test_cluster.py": "starts a Dask scheduler and workers (twice: plain and mutual TLS) and grades a class on them",
 }
 
 

@@ -21,7 +21,7 @@ from distributed import Client
 
 from autograder import cluster
 from autograder.assignments import ASSIGNMENTS, exercise_points
-from autograder.batch import run_batch
+from autograder.batch import Snapshot, Task, grade_task, run_batch
 from autograder.cli import main
 from autograder.cluster import ClusterError, DaskPool, TLSFiles, check_address
 from cluster_worker_preload import MARKER
@@ -246,6 +246,17 @@ def test_workers_running_another_grader_are_refused_before_anything_is_graded(da
     pool = DaskPool(dask_cluster.address)
     with pytest.raises(ClusterError, match="run another grader"):
         pool.connect()
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "../../etc/x.py", "a\0.py"])
+def test_a_task_whose_file_name_is_not_a_plain_name_is_the_graders_failure(tmp_path, name):
+    """A worker writes the bytes it grades under the file's name in its scratch folder: never
+    anywhere else, whatever the name a task carries."""
+    (tmp_path / "scratch").mkdir()
+    task = Task("ada", Snapshot(name, b"x = 1\n", None, "sha256:0"), "ps2", 1.0, 1, None)
+    done = grade_task(task, sandbox=None, scratch=tmp_path / "scratch")
+    assert done.results is None and "not a file name" in done.failure
+    assert list(tmp_path.rglob("*")) == [tmp_path / "scratch"]
 
 
 @pytest.mark.parametrize("address, insecure", [("tcp://127.0.0.1:8786", False), ("tcp://localhost:8786", False),
