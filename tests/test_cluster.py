@@ -25,6 +25,7 @@ from autograder.batch import Snapshot, Task, grade_task, run_batch
 from autograder.cli import main
 from autograder.cluster import ClusterError, DaskPool, TLSFiles, check_address
 from cluster_worker_preload import MARKER
+from test_hostile_class import _make_flat
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples"))
@@ -237,6 +238,18 @@ def test_a_submission_that_kills_its_worker_is_recorded_as_crashed(dask_cluster,
     assert again.up_to_date == ["ada", "kil"]  # recorded: a re-run does not kill more workers
     with dask_cluster.client() as client:
         client.wait_for_workers(2, timeout=STARTUP)
+
+
+def test_odd_names_and_files_travel_to_the_workers_and_back_as_the_local_pool_grades_them(dask_cluster, tmp_path):
+    """Issue 8's hostile class (names that are not UTF-8, newlines, 240 characters; links,
+    a pipe, a device, a folder, 5 MiB, malformed notebooks): read on the client, graded on
+    the workers, the same files as the local pool writes."""
+    _make_flat(tmp_path / "class")
+    local = run_batch(tmp_path / "class", "ps2", tmp_path / "local", jobs=2, timeout=5, progress=False)
+    remote = run_batch(tmp_path / "class", "ps2", tmp_path / "remote", timeout=5, progress=False,
+                       pool=DaskPool(dask_cluster.address))
+    assert local.failures == remote.failures == [] and remote.rows == local.rows
+    assert_same_grading(tmp_path / "remote", tmp_path / "local")
 
 
 # ---------------------------------------------------------------- fail closed
