@@ -261,6 +261,23 @@ def test_workers_running_another_grader_are_refused_before_anything_is_graded(da
         pool.connect()
 
 
+def test_the_local_pool_needs_nothing_of_the_cluster_extra(one_student_class, tmp_path):
+    """grade-batch without --scheduler never imports dask or distributed."""
+    script = ("import sys; from autograder.batch import run_batch; "
+              f"run_batch({str(one_student_class)!r}, 'ps2', {str(tmp_path / 'out')!r}, jobs=1, progress=False); "
+              "print(sorted(m for m in ('dask', 'distributed') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[]"] and (tmp_path / "out" / "ada.json").is_file()
+
+
+@pytest.fixture
+def one_student_class(tmp_path) -> Path:
+    (tmp_path / "class").mkdir()
+    shutil.copy(ROOT / "tests" / "submissions" / "ps2" / "correct_straightforward.py", tmp_path / "class" / "ada.py")
+    return tmp_path / "class"
+
+
 @pytest.mark.parametrize("name", ["", ".", "..", "../../etc/x.py", "a\0.py"])
 def test_a_task_whose_file_name_is_not_a_plain_name_is_the_graders_failure(tmp_path, name):
     """A worker writes the bytes it grades under the file's name in its scratch folder: never
