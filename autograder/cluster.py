@@ -223,15 +223,22 @@ class DaskPool:
             self.close()
             raise ClusterError(f"the scheduler at {one_line(self.address, 200)} has no worker "
                                f"(waited {WORKERS_SECONDS:g} s)") from None
-        versions = self.client.run(worker_grader_version)
-        others = sorted({v for v in versions.values() if v != self.grader})
+        try:
+            # A worker that leaves meanwhile is skipped: each answer says its grader too.
+            versions = self.client.run(worker_grader_version, on_error="ignore")
+            others = sorted({v for v in versions.values() if v != self.grader})
+            if not others:
+                self.client.register_plugin(SandboxPlugin(), name=PLUGIN)
+                self.threads = sum(self.client.nthreads().values())
+        except Exception as e:  # noqa: BLE001 - the cluster broke while we set up: one line
+            self.close()
+            raise ClusterError(f"the cluster at {one_line(self.address, 200)} failed while the batch set up: "
+                               f"{type(e).__name__}: {one_line(str(e), 300)}") from None
         if others:
             self.close()
             raise ClusterError(f"{sum(v != self.grader for v in versions.values())} worker(s) run another grader "
                                f"({', '.join(others)}) than this one ({self.grader}): install the same grader, "
                                "solutions and numpy on every worker")
-        self.client.register_plugin(SandboxPlugin(), name=PLUGIN)
-        self.threads = sum(self.client.nthreads().values())
 
     def start(self, todo: list[Job], settings: RunSettings) -> None:
         if not todo:
