@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test test-fast lint install clean notebooks chromium
+.PHONY: demo test test-fast lint install clean notebooks chromium openssl
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +16,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -qq -e '.[test,postgres]'
+	$(BIN)/pip install -qq -e '.[test,postgres,cluster]'
 	touch $(VENV)/.installed $@
 
 # The PostgreSQL server the gradebook tests start (as the postgres user, on a free port of
@@ -37,13 +37,18 @@ install: $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(BIN)/python examples/demo.py
 
-test: lint chromium $(VENV)/.postgres
+test: lint chromium openssl $(VENV)/.postgres
 	$(BIN)/python -m pytest -q
 
 # The browser tests (tests/test_browser.py) drive Debian's chromium with Playwright; no
 # browser is downloaded at run time. Installed here when missing (root on these machines).
 chromium:
 	@test -x /usr/bin/chromium || apt-get install -y chromium || (apt-get update && apt-get install -y chromium)
+
+# tests/test_cluster.py makes throwaway TLS certificates with the openssl command (Debian's,
+# usually there already).
+openssl:
+	@command -v openssl >/dev/null || apt-get install -y -qq openssl || (apt-get update -qq && apt-get install -y -qq openssl)
 
 test-fast: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m "not slow"

@@ -40,10 +40,12 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Protocol
 
 from .assignments import ASSIGNMENTS, exercise, exercise_points, exercises
 from .checks import test_name
@@ -165,6 +167,35 @@ class Job:
     previous: dict | None  # {"score", "max_score", "exercises", "why"} of the grade being replaced
 
 
+@dataclass(frozen=True)
+class RunSettings:
+    """What every student of one run is graded with."""
+    assignment: str
+    out: str  # the results folder, on the machine running the batch
+    timeout: float
+    run: int  # the run's number (RUN_FILE)
+    hide: tuple[str, ...] = ()  # folders the local sandboxes must not see
+
+
+class Pool(Protocol):
+    """Where a run's students are graded: ``LocalPool`` (processes on this machine) or
+    ``cluster.DaskPool`` (a Dask cluster's workers). run_batch decides who is graded, in which
+    run, and keeps the books (changes, gradebook, progress, reports); a pool only grades and
+    hands back each student's Outcome, in any order, after their files are written."""
+
+    def start(self, todo: list[Job], settings: RunSettings) -> None:
+        """Begin grading ``todo``; after this, this process may open connections a fork would copy."""
+
+    def outcomes(self) -> Iterator[tuple[Job, Outcome]]:
+        """Each job with its outcome, as it finishes; a student's files are on disk when it comes."""
+
+    def close(self, cancel: bool = False) -> None:
+        """Stop (``cancel``: now, dropping what is not done; a re-run grades it)."""
+
+    def describe(self) -> dict[str, str]:
+        """The dashboard's settings lines: where the class was graded."""
+
+
 class ClassFolderError(ValueError):
     """The class folder is missing, unreadable or holds no submission, or a student named to
     grade has no submission in it: nothing to grade."""
@@ -274,16 +305,36 @@ def grader_version() -> str:
     return digest.hexdigest()[:16]
 
 
-def read_graded(path: Path, base: Path | None = None) -> tuple[bytes | None, str]:
-    """The submission's bytes as the grader reads them (no link followed, a regular file only)
-    and their digest; for a file that cannot be read, None and a digest of why not."""
+@dataclass(frozen=True)
+class Snapshot:
+    """A submission as the grader read it, once: what is graded and what its record says."""
+    name: str  # the file's name (its suffix says how to read it; the feedback quotes it)
+    data: bytes | None  # None: it could not be read
+    problem: str | None  # why not, in one line, as the student reads it
+    digest: str  # "sha256:..." of the bytes, or "unreadable:..." of why not
+
+
+def snapshot(path: Path, base: Path | None = None) -> Snapshot:
+    """Read a submission as the grader does (no link followed, a regular file only)."""
+    path = Path(path)
     try:
         data = read_submission(path, base)
     except Unreadable as e:
-        return None, "unreadable:" + hashlib.sha256(str(e).encode("utf-8", "surrogateescape")).hexdigest()
+        why = str(e)
+        return Snapshot(path.name, None, why, "unreadable:" + hashlib.sha256(why.encode("utf-8", "surrogateescape"))
+                        .hexdigest())
     except OSError as e:  # the class folder itself went away
-        return None, "unreadable:" + hashlib.sha256(str(e.strerror or e).encode()).hexdigest()
-    return data, "sha256:" + hashlib.sha256(data).hexdigest()
+        why = str(e.strerror or e)
+        return Snapshot(path.name, None, f"could not read {readable(path.name)}: {why}",
+                        "unreadable:" + hashlib.sha256(why.encode()).hexdigest())
+    return Snapshot(path.name, data, None, "sha256:" + hashlib.sha256(data).hexdigest())
+
+
+def read_graded(path: Path, base: Path | None = None) -> tuple[bytes | None, str]:
+    """The submission's bytes as the grader reads them (no link followed, a regular file only)
+    and their digest; for a file that cannot be read, None and a digest of why not."""
+    snap = snapshot(path, base)
+    return snap.data, snap.digest
 
 
 def record_key(student: str, assignment: str, submission: str, grader: str, timeout: float,
@@ -295,12 +346,13 @@ def record_key(student: str, assignment: str, submission: str, grader: str, time
     return hashlib.sha256(json.dumps(doc).encode()).hexdigest()
 
 
-def _record(results: Results, job: Job, assignment: str, submission: str, timeout: float, run: int) -> None:
-    graded = {"student": job.entry.student, "assignment": assignment, "submission": submission,
+def _record(results: Results, student: str, previous: dict | None, assignment: str, submission: str,
+            timeout: float, run: int) -> None:
+    graded = {"student": student, "assignment": assignment, "submission": submission,
               "grader": grader_version(), "timeout": float(timeout), "run": run}
-    if job.previous is not None:
-        graded["previous"] = job.previous
-    graded["key"] = record_key(job.entry.student, assignment, submission, graded["grader"], timeout, results)
+    if previous is not None:
+        graded["previous"] = previous
+    graded["key"] = record_key(student, assignment, submission, graded["grader"], timeout, results)
     results.extra_data["graded"] = graded
 
 
@@ -354,26 +406,101 @@ def grade_submission(path: Path, assignment: str, *, sandbox, student: str | Non
     the sandbox cannot see), so what a results file records is what was graded even when the
     file changes meanwhile. Returns the results (a first line in their output when the
     submission looks like another problem set), the digest, and that problem set."""
-    from .grade import grade
+    snap = snapshot(path, base)
+    results, other = grade_snapshot(snap, assignment, sandbox=sandbox, student=student or Path(path).stem,
+                                    timeout=timeout, scratch=scratch, visible_only=visible_only)
+    return results, snap.digest, other
 
-    path = Path(path)
-    data, digest = read_graded(path, base)
-    if data is None:  # the grader says why, in the results, as for any submission
-        return grade(path, assignment, sandbox=sandbox, student=student, timeout=timeout, base=base,
-                     visible_only=visible_only), digest, None
-    copy = Path(scratch) / path.name
-    copy.write_bytes(data)
+
+def grade_snapshot(snap: Snapshot, assignment: str, *, sandbox, student: str, timeout: float,
+                   scratch: Path, visible_only: bool = False) -> tuple[Results, str | None]:
+    """Grade the bytes read (on this machine or another), through a copy in ``scratch``."""
+    from .grade import grade, grade_loaded
+    from .submission import Submission
+
+    if snap.data is None:  # the grader says why, in the results, as for any submission
+        sub = Submission(Path(snap.name))
+        sub.problem(snap.problem or "it could not be read")
+        return grade_loaded(sub, assignment, sandbox=sandbox, student=student, timeout=timeout,
+                            visible_only=visible_only), None
+    if snap.name in ("", ".", "..") or "/" in snap.name or "\0" in snap.name:
+        raise GraderError(f"not a file name: {snap.name!r}")  # never a path out of scratch
+    copy = Path(scratch) / snap.name
+    copy.write_bytes(snap.data)
     try:
-        results = grade(copy, assignment, sandbox=sandbox, student=student or path.stem, timeout=timeout,
+        results = grade(copy, assignment, sandbox=sandbox, student=student, timeout=timeout,
                         visible_only=visible_only)
     finally:
         copy.unlink(missing_ok=True)
-    other = looks_like(data, path.suffix, assignment)
+    other = looks_like(snap.data, Path(snap.name).suffix, assignment)
     if other is None:
-        return results, digest, None
+        return results, None
     line = other_set_line(other[0], other[1], assignment)
     results.output = line + ("\n" + results.output if results.output else "")
-    return results, digest, other[0]
+    return results, other[0]
+
+
+# ---------------------------------------------------------------- one student's grading, as plain data
+
+@dataclass(frozen=True)
+class Task:
+    """What grading one student takes, in plain data (no path of the machine that read it), so
+    a worker on another machine can grade it: the submission as read, and the run's settings."""
+    student: str
+    snapshot: Snapshot
+    assignment: str
+    timeout: float
+    run: int
+    previous: dict | None  # the grade being replaced (see Job)
+
+
+@dataclass(frozen=True)
+class Graded:
+    """A Task's outcome, in plain data: the files to write, or why the grader failed."""
+    student: str
+    grader: str  # grader_version() of the grader that graded it
+    results: str | None = None  # results file's text (None: the grader failed)
+    feedback: str | None = None  # the feedback page's HTML
+    row: StudentRow | None = None
+    other_set: str | None = None
+    isolation: dict | None = None  # how the sandbox confined it: the results' isolation and isolation_layers
+    failure: str | None = None  # one line: the grader's failure, never a grade
+
+
+def task_for(job: Job, settings: RunSettings) -> Task:
+    """Read the job's submission now: its bytes travel with the task."""
+    return Task(job.entry.student, snapshot(job.entry.path, job.entry.base), settings.assignment,
+                settings.timeout, settings.run, job.previous)
+
+
+def grade_task(task: Task, sandbox, scratch: Path) -> Graded:
+    """Grade a task where the sandbox is: the results with their record, the feedback page and
+    the summary row, made here so the machine that writes them only writes. The grader's
+    failure comes back as ``failure``, never as a grade."""
+    try:
+        results, other = grade_snapshot(task.snapshot, task.assignment, sandbox=sandbox, student=task.student,
+                                        timeout=task.timeout, scratch=scratch)
+        return graded(task, results, other)
+    except Exception as e:  # noqa: BLE001 - the grader's failure: reported, not stored as a grade
+        return Graded(task.student, grader_version(), failure=failure_text(e))
+
+
+def graded(task: Task, results: Results, other: str | None = None) -> Graded:
+    """What to write for ``results``: its record of what was graded, its feedback page, its row."""
+    _record(results, task.student, task.previous, task.assignment, task.snapshot.digest, task.timeout, task.run)
+    return Graded(task.student, grader_version(), results.to_json() + "\n",
+                  feedback_html(task.student, task.assignment, results), summarize(task.student, results), other,
+                  {k: results.extra_data[k] for k in ("isolation", "isolation_layers") if k in results.extra_data})
+
+
+def store(out: Path, done: Graded) -> Outcome:
+    """Write a graded student's files (the page first: a results file on disk means this
+    student is done, page included), atomically; a failure writes nothing."""
+    if done.failure is not None or done.results is None or done.feedback is None or done.row is None:
+        return Outcome(done.student, failure=done.failure or "the grader sent back no results")
+    write_atomic(feedback_path(out, done.student), done.feedback)
+    write_atomic(results_path(out, done.student), done.results)
+    return Outcome(done.student, row=done.row, other_set=done.other_set)
 
 
 # ---------------------------------------------------------------- the workers
@@ -402,19 +529,51 @@ def _worker_sandbox():
     return _sandbox
 
 
-def _grade_one(job: Job, assignment: str, out: str, timeout: float, run: int) -> Outcome:
-    entry = job.entry
+def _grade_one(job: Job, settings: RunSettings) -> Outcome:
     try:
-        scratch = Path(out) / SNAPSHOTS / str(os.getpid())
+        scratch = Path(settings.out) / SNAPSHOTS / str(os.getpid())
         scratch.mkdir(parents=True, exist_ok=True)
-        results, submission, other = grade_submission(entry.path, assignment, sandbox=_worker_sandbox(),
-                                                      student=entry.student, timeout=timeout, scratch=scratch,
-                                                      base=entry.base)
-        _record(results, job, assignment, submission, timeout, run)
-        _write_student(Path(out), entry.student, assignment, results)
+        return store(Path(settings.out), grade_task(task_for(job, settings), _worker_sandbox(), scratch))
     except Exception as e:  # noqa: BLE001 - the grader's failure: reported, not stored as a grade
-        return Outcome(entry.student, failure=failure_text(e))
-    return Outcome(entry.student, row=summarize(entry.student, results), other_set=other)
+        return Outcome(job.entry.student, failure=failure_text(e))
+
+
+class LocalPool:
+    """Worker processes on this machine, forked from the batch (so they die with it), each
+    owning one sandbox and writing its students' files itself."""
+
+    def __init__(self, jobs: int | None = None):
+        self.requested = jobs
+        self.jobs = 0
+        self.pool: ProcessPoolExecutor | None = None
+        self.futures: dict = {}
+
+    def start(self, todo: list[Job], settings: RunSettings) -> None:
+        self.jobs = max(1, min(self.requested or os.cpu_count() or 1, len(todo) or 1))
+        if not todo:
+            return
+        self.pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_start_worker,
+                                        initargs=(list(settings.hide),),
+                                        mp_context=multiprocessing.get_context("fork"))  # not 3.14's forkserver
+        # Every worker is forked by the first submit (fork start method).
+        self.futures = {self.pool.submit(_grade_one, job, settings): job for job in todo}
+
+    def outcomes(self) -> Iterator[tuple[Job, Outcome]]:
+        for future in as_completed(self.futures):
+            job = self.futures[future]
+            try:
+                outcome = future.result()
+            except Exception as e:  # noqa: BLE001 - a worker died (BrokenProcessPool): the grader's failure
+                outcome = Outcome(job.entry.student, failure=f"a grading worker died ({failure_text(e)})")
+            yield job, outcome
+
+    def close(self, cancel: bool = False) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=not cancel, cancel_futures=cancel)  # Ctrl-C: stop now; a re-run resumes
+            self.pool = None
+
+    def describe(self) -> dict[str, str]:
+        return {"worker processes": str(self.jobs)}
 
 
 def failure_text(e: BaseException) -> str:
@@ -433,12 +592,6 @@ def results_path(out: Path, student: str) -> Path:
 
 def feedback_path(out: Path, student: str) -> Path:
     return Path(out) / "feedback" / f"{file_stem(student)}.html"
-
-
-def _write_student(out: Path, student: str, assignment: str, results: Results) -> None:
-    # The page first: a results file on disk means this student is done, page included.
-    write_atomic(feedback_path(out, student), feedback_html(student, assignment, results))
-    write_atomic(results_path(out, student), results.to_json() + "\n")
 
 
 def summarize(student: str, results: Results) -> StudentRow:
@@ -678,11 +831,13 @@ def _nothing_to_grade(root: Path, assignment: str) -> str:
 
 def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None,
               timeout: float = DEFAULT_TIMEOUT, progress: bool | None = None, force: bool = False,
-              students: list[str] | None = None, gradebook: str | None = None) -> BatchResult:
+              students: list[str] | None = None, gradebook: str | None = None,
+              pool: Pool | None = None) -> BatchResult:
     """Grade the submissions under ``root`` into ``out`` that need it: new ones, and those whose
     submission, grader version or ``timeout`` changed since their results file was written (all
     of them with ``force``; only the ``students`` named, when given). ``gradebook``: a
-    SQLAlchemy URL the scores also go to, as students finish.
+    SQLAlchemy URL the scores also go to, as students finish. ``pool``: where to grade
+    (default: ``LocalPool(jobs)``, this machine's processes; ``cluster.DaskPool``: a cluster).
 
     Raises ClassFolderError (before writing anything) when there is nothing to grade or a named
     student has no submission, and nbgrader_bridge.GradebookError when the gradebook cannot be
@@ -734,27 +889,17 @@ def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None
             todo.append(Job(e, why, _previous(earlier, why, run)))
     bar = Progress(len(entries), len(entries) - len(todo),
                    enabled=sys.stderr.isatty() if progress is None else progress)
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
-    hide = hidden_paths(root, out)
-    pool, sink = None, None
+    pool = pool if pool is not None else LocalPool(jobs)
+    sink = None
     try:
-        futures = {}
-        if todo:
-            pool = ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(hide,),
-                                       mp_context=multiprocessing.get_context("fork"))  # not 3.14's forkserver
-            futures = {pool.submit(_grade_one, job, assignment, str(out), timeout, run): job for job in todo}
-        # Every worker is forked by the first submit (fork start method): only from here on may
-        # this process hold a database connection, which a forked copy could otherwise close.
+        pool.start(todo, RunSettings(assignment, str(out), float(timeout), run, tuple(hidden_paths(root, out))))
+        # Only from here on may this process hold a database connection, which a forked worker
+        # could otherwise copy and close.
         if gradebook:
             sink = _GradebookSink(gradebook, assignment)
             for row in rows:
                 sink.put(row.student, row.exercises)
-        for future in as_completed(futures):
-            job = futures[future]
-            try:
-                outcome = future.result()
-            except Exception as e:  # noqa: BLE001 - a worker died (BrokenProcessPool): the grader's failure
-                outcome = Outcome(job.entry.student, failure=f"a grading worker died ({failure_text(e)})")
+        for job, outcome in pool.outcomes():
             if outcome.row is not None:
                 rows.append(outcome.row)
                 (result.regraded if job.previous is not None else result.new).append(outcome.student)
@@ -768,13 +913,11 @@ def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None
                 sink.put(outcome.student, outcome.row.exercises if outcome.row is not None else None)
             bar.step()
     except BaseException:
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: stop now; a re-run resumes
+        pool.close(cancel=True)
         if sink is not None:
             sink.abort()
         raise
-    if pool is not None:
-        pool.shutdown()
+    pool.close()
     bar.close()
     result.gradebook = sink.finish() if sink is not None else None
     rows.sort(key=lambda r: r.student)
@@ -786,7 +929,8 @@ def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None
     result.summary = summary
     write_atomic(out / "grades.csv", grades_csv(rows, names, [f.student for f in failures] + ungraded))
     write_atomic(out / "changes.csv", changes_csv(changes))
-    write_dashboard(out, summary, rows, failures, root=Path(root), timeout=timeout, jobs=jobs)  # and index.html
+    write_dashboard(out, summary, rows, failures, root=Path(root), timeout=timeout,
+                    grading=pool.describe())  # and index.html
     write_atomic(out / RUN_FILE, f"{run + 1}\n")  # this run is complete: its changes are reported
     shutil.rmtree(out / SNAPSHOTS, ignore_errors=True)
     return result

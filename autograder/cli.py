@@ -36,6 +36,15 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--force", action="store_true", help="regrade every student, changed or not")
     b.add_argument("--student", dest="students", action="append", type=_name, metavar="NAME",
                    help="grade only this student (repeatable); the others are left as they are")
+    cluster = b.add_argument_group("on a Dask cluster (the cluster extra)")
+    cluster.add_argument("--scheduler", metavar="ADDRESS",
+                   help="grade on this Dask scheduler's workers: tls://HOST:PORT (mutual TLS), or tcp://HOST:PORT "
+                        "on loopback only unless --insecure")
+    cluster.add_argument("--tls-ca-file", type=Path, metavar="PEM", help="the cluster's CA certificate (tls://)")
+    cluster.add_argument("--tls-cert", type=Path, metavar="PEM", help="this client's certificate, signed by that CA")
+    cluster.add_argument("--tls-key", type=Path, metavar="PEM", help="this client's private key")
+    cluster.add_argument("--insecure", action="store_true",
+                   help="allow a plain tcp:// scheduler off this machine: whoever reaches it owns every worker")
     c = sub.add_parser("classroom", help="a GitHub Classroom starter repository: notebook, workflow, README")
     c.add_argument("assignment", help=f"one of {', '.join(ASSIGNMENTS)}")
     c.add_argument("--out", required=True, type=Path, help="a new (or empty) folder for the repository")
@@ -120,14 +129,39 @@ def _grade_batch(args) -> int:
     if args.jobs is not None and args.jobs < 1:
         print("autograder: --jobs must be at least 1", file=sys.stderr)
         return 2
+    pool, cluster_errors = None, ()
+    if args.scheduler is None and (args.tls_ca_file or args.tls_cert or args.tls_key or args.insecure):
+        print("autograder: --tls-ca-file, --tls-cert, --tls-key and --insecure go with --scheduler", file=sys.stderr)
+        return 2
+    if args.scheduler is not None:
+        if args.jobs is not None:
+            print("autograder: --jobs is for this machine's processes; with --scheduler the workers decide",
+                  file=sys.stderr)
+            return 2
+        try:
+            from .cluster import ClusterError, DaskPool, TLSFiles
+        except ImportError as e:
+            print(f"autograder: --scheduler needs the cluster extra (pip install 'attention-autograder[cluster]'): "
+                  f"{one_line(str(e), 200)}", file=sys.stderr)
+            return 2
+        cluster_errors = (ClusterError,)
+        try:
+            pool = DaskPool(args.scheduler, tls=TLSFiles(args.tls_ca_file, args.tls_cert, args.tls_key),
+                            insecure=args.insecure)
+        except ClusterError as e:
+            print(f"autograder: {one_line(str(e), 500)}", file=sys.stderr)
+            return 2
     start = time.monotonic()
     try:
         result = run_batch(args.dir, args.assignment, args.out, jobs=args.jobs, timeout=args.timeout,
-                           force=args.force, students=args.students, gradebook=args.gradebook)
+                           force=args.force, students=args.students, gradebook=args.gradebook, pool=pool)
     except ClassFolderError as e:
         print(f"autograder: {one_line(str(e), 500)}", file=sys.stderr)
         return 2
     except GradebookError as e:
+        print(f"autograder: nothing was graded: {one_line(str(e), 500)}", file=sys.stderr)
+        return 2
+    except cluster_errors as e:  # the cluster could not be used: before any student was sent
         print(f"autograder: nothing was graded: {one_line(str(e), 500)}", file=sys.stderr)
         return 2
     seconds = time.monotonic() - start

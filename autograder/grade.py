@@ -58,9 +58,18 @@ def grade(path: str | Path, assignment: str, *, sandbox: Sandbox, student: str |
     per process (default: the sandbox's own limit). ``visible_only``: the visible checks alone
     (``visible_plan``), judged without the reference."""
     started = time.monotonic()
-    path = Path(path)
-    checks = visible_plan(assignment) if visible_only else plan(assignment, student or path.stem)
-    sub = submission.load(path, base=base)
+    return grade_loaded(submission.load(path, base=base), assignment, sandbox=sandbox, student=student,
+                        timeout=timeout, memory=memory, started=started, visible_only=visible_only)
+
+
+def grade_loaded(sub: submission.Submission, assignment: str, *, sandbox: Sandbox, student: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT, memory: int | None = None,
+                 started: float | None = None, visible_only: bool = False) -> Results:
+    """Grade a loaded submission (``grade`` without the reading: a file another machine read
+    and could not, say); the student defaults to the file's stem. ``started``: when the
+    grading began (its reading included), for ``execution_time``."""
+    started = time.monotonic() if started is None else started
+    checks = visible_plan(assignment) if visible_only else plan(assignment, student or sub.path.stem)
     calls = {name: distinct_calls(cs) for name, cs in checks.items()}
     jobs = [(name, [call.as_job() for call in cs]) for name, cs in calls.items()]
     if sub.cells:

@@ -465,8 +465,10 @@ def dashboard_html(summary: BatchSummary, students: list[Student], settings: dic
 
 
 def write_dashboard(out: Path, summary: BatchSummary, rows: list[StudentRow], failures: list[Failure] = (), *,
-                    root: Path | None = None, timeout: float | None = None, jobs: int | None = None) -> Path:
-    """Write ``out/class.html`` and ``out/index.html``; return the index's path (the page to open)."""
+                    root: Path | None = None, timeout: float | None = None, jobs: int | None = None,
+                    grading: dict[str, str] | None = None) -> Path:
+    """Write ``out/class.html`` and ``out/index.html``; return the index's path (the page to open).
+    ``grading``: where the class was graded, as settings lines (the pool's describe())."""
     out = Path(out)
     students = load_class(out, rows, list(failures))
     isolation = Counter(s.results.extra_data.get("isolation", "?") for s in students
@@ -479,6 +481,7 @@ def write_dashboard(out: Path, summary: BatchSummary, rows: list[StudentRow], fa
         settings["time limit"] = f"{timeout:g} s per exercise and per cell"
     if jobs is not None:
         settings["worker processes"] = str(jobs)
+    settings.update(grading or {})
     if isolation:
         settings["isolation"] = ", ".join(f"{k} ({v})" for k, v in isolation.most_common())
     graded = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
