@@ -22,7 +22,7 @@ def show_heatmaps(panels, labels=None):
             print(f"{title}:\n{np.round(weights, 3)}")
         return
     fig, axes = plt.subplots(1, len(panels), figsize=(3.8 * len(panels), 3.6), squeeze=False)
-    for ax, (title, weights) in zip(axes[0], panels.items()):
+    for ax, (title, weights) in zip(axes[0], panels.items(), strict=True):
         ax.imshow(weights, vmin=0, vmax=1, cmap="Blues")
         ax.set_title(title)
         ax.set_xlabel("key j (looked at)")

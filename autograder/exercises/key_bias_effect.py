@@ -39,7 +39,8 @@ def _worked(call):
         got = _pair(outcomes[0])
         want = np.array(worked_examples.answer(call), dtype=np.float64)
         _compare(call, got, want, lambda g: worked_examples.name(call, tuple(float(v) for v in g)))
-        return Verdict(True, f"plain = {got[0]:.2g} (nothing but rounding), rotated = {got[1]:.4f}, as in the notebook.")
+        return Verdict(True, f"plain = {got[0]:.2g} (nothing but rounding), rotated = {got[1]:.4f}, "
+                              "as in the notebook.")
     return judge
 
 

@@ -28,7 +28,8 @@ def checks(rng):
     guard = "this check counts once the table for good sizes is right too, and it is not:"
     return [
         SMALL_TABLE.bind((c_small,), matches_worked(c_small, what="table (row 1: about 0.841, 0.540, 0.010, 1.000)")),
-        REJECTS_ODD_D.bind((c_odd, c_small), provided(_raises("when d is odd (d = 5)"), matches_worked(c_small), guard)),
+        REJECTS_ODD_D.bind((c_odd, c_small), provided(_raises("when d is odd (d = 5)"), matches_worked(c_small),
+                                                      guard)),
         MATCHES_REFERENCE.bind((c_ref,), matches_reference(c_ref, what="table")),
         LONG_WIDE_TABLE.bind((c_long,), matches_reference(c_long, what="table")),
         REJECTS_SIZES.bind(c_bad + (c_ref,), provided(
