@@ -329,7 +329,7 @@ except NotImplementedError:
 #
 # How large a gain? As in problem set 3: the scores are divided by $\sqrt{n_{\text{vocab}}}$ and
 # the matching key must beat up to $T - 1$ others; a gap of about 12 after scaling
-# ($e^{12} \approx 160{,}000$) is ample.
+# ($e^{12} \approx 162{,}755$) is ample.
 #
 # **Graded on repeated sequences.** A prefix of $T/2$ distinct tokens, repeated once ($T$ even,
 # $6 \le T \le 64$, $n_{\text{vocab}} \ge T/2 + 1$). The prediction must be right for at least 95%
