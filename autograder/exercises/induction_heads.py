@@ -114,25 +114,31 @@ def _by_margins(n_vocab, tokens):
     return judge
 
 
+def _run(Ws, tokens, n_vocab, T, attend, mask):
+    """Both layers as the contract says: layer 2's output (T, n_vocab) and weights (T, T)."""
+    W_Q1, W_K1, W_V1, W_Q2, W_K2, W_V2 = Ws
+    X = stream(tokens, n_vocab, T)
+    out1, _ = attend(X @ W_Q1, X @ W_K1, X @ W_V1, mask=mask, scale=1 / np.sqrt(W_K1.shape[1]))
+    X = X + np.concatenate([np.zeros((T, n_vocab + T)), out1], axis=1)  # layer 1 writes into prev
+    return attend(X @ W_Q2, X @ W_K2, X @ W_V2, mask=mask, scale=1 / np.sqrt(W_K2.shape[1]))
+
+
 def _by_running(n_vocab, T, sequences):
     """A hidden judge: runs both layers as the contract says, with the reference's attention."""
     def judge(outcomes, ref):
-        W_Q1, W_K1, W_V1, W_Q2, W_K2, W_V2 = _matrices(outcomes[0], n_vocab, T)
+        Ws = _matrices(outcomes[0], n_vocab, T)
         attend = ref.solution("scaled_dot_product_attention")
         mask = ref.solution("causal_mask")(T)
-        weights = None
+        ts = graded_positions(T)
         for tokens in sequences:
-            X = stream(tokens, n_vocab, T)
-            out1, _ = attend(X @ W_Q1, X @ W_K1, X @ W_V1, mask=mask, scale=1 / np.sqrt(W_K1.shape[1]))
-            X = X + np.concatenate([np.zeros((T, n_vocab + T)), out1], axis=1)  # layer 1 writes into prev
-            out2, weights = attend(X @ W_Q2, X @ W_K2, X @ W_V2, mask=mask, scale=1 / np.sqrt(W_K2.shape[1]))
+            out2, weights = _run(Ws, tokens, n_vocab, T, attend, mask)
+            # layer 2's weights beside the reference's: the stripe of the second half
+            _, expected = _run(ref.solution(F)(n_vocab, T), tokens, n_vocab, T, attend, mask)
             predictions = np.where(np.isfinite(out2).all(-1), out2.argmax(-1), -1)
-            ts = graded_positions(T)
-            expected = np.zeros((T, T))
-            expected[ts, ts - T // 2 + 1] = 1.0  # the stripe: position t looks at t - T/2 + 1
             if not (predictions[ts] == tokens[ts + 1]).mean() >= SHARE:
-                _wrong(n_vocab, T, W_K2, tokens, predictions, (expected, weights))
-        return Verdict(True, f"the model completes the repeated sequences (n_vocab = {n_vocab}, T = {T}).")
+                _wrong(n_vocab, T, Ws[4], tokens, predictions, (expected, weights))
+        return Verdict(True, f"the model completes the repeated sequences (n_vocab = {n_vocab}, T = {T}).",
+                       heatmap=(expected, weights))
     return judge
 
 
