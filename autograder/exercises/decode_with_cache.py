@@ -24,14 +24,15 @@ def _with_loud_last(X):
 
 
 def _future_blind(call, worked):
-    T = call.args[0].shape[0]
+    T, d_v = call.args[0].shape[0], call.args[3].shape[1]
 
     def judge(outcomes, ref):
         before = as_array(returned(outcomes[0], F), F)
         after = as_array(returned(outcomes[1], F), F)
-        if after.shape != before.shape:
-            raise Fail(f"changing the last token changed the shape of your output, from {before.shape} to "
-                       f"{after.shape}.")
+        for out in (before, after):
+            if out.shape != (T, d_v):
+                raise Fail(f"with T = {T} tokens and values of width {d_v}, out should have shape {(T, d_v)}; "
+                           f"yours has {out.shape}.")
         changed = [t for t in range(T - 1) if not np.allclose(after[t], before[t], atol=1e-9, rtol=1e-9)]
         if changed:
             raise Fail(explain("cache_sees_future") + f"\nchanging only the last token (position {T - 1}) changed "
