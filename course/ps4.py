@@ -122,8 +122,8 @@ except NotImplementedError:
 #
 # The result must be **exactly** causal attention, `scaled_dot_product_attention(X @ W_Q, X @
 # W_K, X @ W_V, mask=causal_mask(T))`: the same numbers, computed one row at a time (the
-# tests check it against PyTorch's `scaled_dot_product_attention(..., is_causal=True)` to
-# 10 decimals). One hidden check feeds a sequence whose later tokens are a thousand times
+# course's own tests hold the reference answer to PyTorch's
+# `scaled_dot_product_attention(..., is_causal=True)` within $10^{-10}$). One hidden check feeds a sequence whose later tokens are a thousand times
 # larger than the earlier ones: a cache that lets any position see the future is swamped.
 #
 # **What to write.** `decode_with_cache(X, W_Q, W_K, W_V)`: `X` is `(T, d)` (one sequence),
@@ -157,7 +157,7 @@ except NotImplementedError:
 # shuffled the same way, and nothing else changes. Each score $q_i \cdot k_j$ depends on the
 # two tokens, never on *where* they sit, so "dog bites man" and "man bites dog" look alike.
 # Attention is blind to order. (The causal mask breaks the symmetry only a little: it tells
-# a token how many came before it, not which.)
+# a token which tokens came before it, not in what order.)
 #
 # The original transformer fixes this by **adding** a vector that depends only on the position
 # to each token's embedding, $x_p \leftarrow x_p + \mathrm{PE}_p$. Its choice is a table of
@@ -262,9 +262,9 @@ except NotImplementedError:
 # $$\operatorname{rope}(q)_m \cdot \operatorname{rope}(k + b_K)_n = \operatorname{rope}(q)_m \cdot \operatorname{rope}(k)_n
 #   + \underbrace{(R_m q_m) \cdot (R_n b_K)}_{\text{depends on } n} .$$
 #
-# The second term is no longer the same for every key of a row, so the weights change. (This
-# is why models with rotary positions usually drop the biases of their query and key
-# projections.)
+# The second term is no longer the same for every key of a row, so the weights change. (Many
+# models with rotary positions, LLaMA among them, have no biases in these projections at all;
+# where a model keeps them, as Qwen does, the key bias is a real parameter that shapes attention.)
 #
 # **What to write.** `key_bias_effect(Q, K, b_K, base=10000.0)`: `Q` and `K` are
 # `(..., T, d)`, `b_K` is `(d,)`. Compute the attention weights
