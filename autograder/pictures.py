@@ -10,13 +10,20 @@ import numpy as np
 WRITTEN_IN_SQUARES = 36  # up to 6 x 6 weights, each weight is written in its square
 
 
+def pyplot():
+    """matplotlib.pyplot, or None without matplotlib (then the picture cells print numbers).
+    Imported when a picture is drawn: grading runs the given cells and draws none."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    return plt
+
+
 def show_heatmaps(panels, labels=None):
     """Attention weights as pictures, side by side: ``panels`` maps a title to a (T_q, T_k) array
     (row i: what query i looks at). Without matplotlib, prints the numbers instead."""
-    try:  # imported here, when a picture is drawn: grading runs the given cells and draws none
-        import matplotlib.pyplot as plt
-    except ImportError:
-        plt = None
+    plt = pyplot()
     if plt is None:
         for title, weights in panels.items():
             print(f"{title}:\n{np.round(weights, 3)}")

@@ -29,7 +29,7 @@
 # %% [given]
 import numpy as np
 
-from autograder.pictures import show_heatmaps  # attention weights as pictures
+from autograder.pictures import pyplot, show_heatmaps  # pictures; pyplot() is None without matplotlib
 
 np.set_printoptions(precision=3, suppress=True)
 
@@ -445,6 +445,7 @@ try:
         print(f"{d:5d} {std:6.2f} {top_unscaled:14.3f} {top_scaled:12.3f}")
     for name, guess, value in zip(my_prediction, my_prediction.values(), measured[64]):
         print(f"d = 64, {name}: you predicted {guess}, measured {value:.3f}")
+    plt = pyplot()
     if plt is None:
         print("(install matplotlib to see the top weights as a curve)")
     else:
