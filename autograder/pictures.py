@@ -20,20 +20,25 @@ def pyplot():
     return plt
 
 
-def show_heatmaps(panels, labels=None):
+ATTENTION_AXES = ("key j (looked at)", "query i (looking)")
+
+
+def show_heatmaps(panels, labels=None, axes=ATTENTION_AXES):
     """Attention weights as pictures, side by side: ``panels`` maps a title to a (T_q, T_k) array
-    (row i: what query i looks at). Without matplotlib, prints the numbers instead."""
+    (row i: what query i looks at), each entry between 0 and 1; ``axes`` names the columns and
+    the rows (another table drawn the same way names its own). Without matplotlib, prints the
+    numbers instead."""
     plt = pyplot()
     if plt is None:
         for title, weights in panels.items():
             print(f"{title}:\n{np.round(weights, 3)}")
         return
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.8 * len(panels), 3.6), squeeze=False)
-    for ax, (title, weights) in zip(axes[0], panels.items(), strict=True):
+    fig, grid = plt.subplots(1, len(panels), figsize=(3.8 * len(panels), 3.6), squeeze=False)
+    for ax, (title, weights) in zip(grid[0], panels.items(), strict=True):
         ax.imshow(weights, vmin=0, vmax=1, cmap="Blues")
         ax.set_title(title)
-        ax.set_xlabel("key j (looked at)")
-        ax.set_ylabel("query i (looking)")
+        ax.set_xlabel(axes[0])
+        ax.set_ylabel(axes[1])
         if labels is not None:
             ax.set_xticks(range(len(labels)), labels)
             ax.set_yticks(range(len(labels)), labels)

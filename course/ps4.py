@@ -189,7 +189,8 @@ except NotImplementedError:
 # Try it: the worked table, and a picture of a longer one.
 try:
     print(sinusoidal_positions(POSITIONS_T, POSITIONS_D))
-    show_heatmaps({"PE, T = 24, d = 16 (rows: positions)": (sinusoidal_positions(24, 16) + 1) / 2})
+    show_heatmaps({"(PE + 1) / 2, T = 24, d = 16": (sinusoidal_positions(24, 16) + 1) / 2},
+                  axes=("column: sin at 2i, cos at 2i + 1", "position p"))
 except NotImplementedError:
     print("Implement sinusoidal_positions above first.")
 
