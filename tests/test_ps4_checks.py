@@ -178,3 +178,14 @@ def test_the_visible_checks_use_the_worked_inputs():
 def test_the_quoted_worked_numbers_are_the_references():
     np.testing.assert_allclose(ps4.sinusoidal_positions(W.POSITIONS_T, W.POSITIONS_D)[1], W.POSITION_1, atol=5e-4)
     np.testing.assert_allclose(ps4.rope(W.ROPE_X)[1], W.ROPE_ROW_1, atol=5e-4)
+
+
+def test_the_class_summary_lines_up_ps4s_longest_mistake():
+    from autograder.batch import BatchSummary
+    from autograder.report.dashboard import summary_text
+
+    mistakes = {"induction_keyed_on_token": ["ada"], "angles_from_one": ["ben", "cy"]}
+    text = summary_text(BatchSummary("ps4", 3, 30.0, 40, {}, mistakes))
+    rows = text.splitlines()[-2:]
+    assert [row.index("student") for row in rows] == [rows[0].index("student")] * 2
+    assert rows[0].startswith("  induction_keyed_on_token ")
