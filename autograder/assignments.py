@@ -15,6 +15,7 @@ COURSE = (
     "causal_mask", "scaled_dot_product_attention", "attention_shapes", "fused_self_attention",
     "attention_with_biases",
     "previous_token_head", "qk_circuit", "ov_circuit", "multi_head_attention",
+    "attend_step", "decode_with_cache", "sinusoidal_positions", "rope", "key_bias_effect", "induction_heads",
 )
 
 _EXERCISES: dict[str, Exercise] = {}

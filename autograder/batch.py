@@ -385,10 +385,12 @@ def looks_like(data: bytes, suffix: str, assignment: str) -> tuple[str, list[str
                 named.add(meta["grade_id"])
     else:
         named.update(_DEF.findall(text))
-    mine = len(named & set(exercises(assignment)))
-    count, other = max(((len(named & set(names)), name) for name, names in ASSIGNMENTS.items() if name != assignment),
-                       default=(0, ""))
-    if count <= mine:
+    # Shares, not counts: a file with every problem set's answers names all six of ps4's and
+    # all five of ps2's, and is a ps2 submission as much as a ps4 one.
+    mine = len(named & set(exercises(assignment))) / len(exercises(assignment))
+    share, other = max(((len(named & set(names)) / len(names), name) for name, names in ASSIGNMENTS.items()
+                        if name != assignment), default=(0.0, ""))
+    if share <= mine:
         return None
     return other, [name for name in ASSIGNMENTS[other] if name in named]
 

@@ -66,6 +66,39 @@ EXPLANATIONS = {
     "attends_to_self": (
         "Your head attends to the current position instead of the previous one: query "
         "position i must ask for the key at position i - 1."),
+    "cache_sees_future": (
+        "Your cache looks ahead: position t attended to keys and values of positions after t. "
+        "When a model generates text, token t + 1 does not exist yet while token t is being "
+        "processed, so position t may only see the cache as it stands: keys 0..t, the ones "
+        "appended so far (its own included). Build the cache one position at a time and never "
+        "project the whole sequence's keys up front."),
+    "cache_misses_current": (
+        "Your cache misses the current position: position t attended to keys 0..t-1 only. "
+        "Append position t's key and value to the cache first, then attend: in causal "
+        "attention every token may look at itself (the diagonal of the causal mask is kept)."),
+    "angles_from_one": (
+        "Your angles are counted from 1 instead of 0. Positions start at p = 0, whose angle is 0 "
+        "(position 0 is left as it is), and the pairs' frequencies start at i = 0, whose "
+        "frequency base^(-2i/d) is exactly 1: the first pair turns by one radian per position."),
+    "pairs_as_halves": (
+        "You paired coordinate i with coordinate i + d/2 (the two halves of the vector) instead "
+        "of neighbours (2i, 2i + 1). Both layouts are used in practice (the halves one in GPT-NeoX "
+        "and Hugging Face's LLaMA, neighbours in the RoFormer paper and Meta's original LLaMA), "
+        "but they put different numbers in different places, and a model trained with one gives "
+        "garbage with the other. This problem set uses neighbours: x[2i] and x[2i + 1] form "
+        "pair i, the layout of sin and cos in the sinusoidal table."),
+    "bias_after_rope": (
+        "You added b_K after rotating the keys. Then every score of a row moves by the same "
+        "q . b_K again and softmax cancels it, as without positions. In a model the bias is part "
+        "of the key projection, k = x W_K + b_K, and rotary positions rotate that whole key: "
+        "rope(K + b_K). Rotated by an angle that depends on the key's position, the bias adds a "
+        "different amount to each score, and stops being harmless."),
+    "induction_keyed_on_token": (
+        "Layer 2 reads the token in the keys instead of the prev slot. Then the current token "
+        "finds earlier copies of itself and copies them, which predicts the current token again, "
+        "not the next one. An induction head asks \"who came right after an earlier copy of me?\": "
+        "its key must say which token came before each position (prev, written by layer 1), and "
+        "its value the position's own token."),
     "not_implemented": (
         "{func} still raises NotImplementedError: replace the `raise NotImplementedError()` "
         "line in its cell with your code."),

@@ -74,6 +74,9 @@ def reproduces(got, stored) -> bool:
                 and all(reproduces(g, s) for g, s in zip(got, stored, strict=True)))
     if isinstance(stored, dict):
         return isinstance(got, dict) and set(got) == set(stored) and all(reproduces(got[k], stored[k]) for k in stored)
+    if type(stored) is float:  # a measured number (key_bias_effect's): within the float64 tolerance
+        return (isinstance(got, (float, np.floating)) and not isinstance(got, bool)
+                and is_close(np.array([got], dtype=np.float64), np.array([stored]), *tolerance(np.array([stored]))))
     return type(got) is type(stored) and got == stored
 
 

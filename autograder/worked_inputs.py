@@ -145,3 +145,34 @@ HEAD_OUTPUTS = (2.0, 1.0)
 W_O_TWO_HEADS = _frozen([1.0, 0.0], [0.5, 1.0])
 R_EXAMPLE = _frozen([1.0, 2.0], [0.5, 3.0])  # any invertible d_k x d_k matrix
 GPT2_SMALL = {"n_heads": 12, "d_head": 64, "d_model": 768, "per_head_weights": 147_456, "c_attn": (768, 2304)}
+
+# ================================================================= problem set 4
+
+# One decoding step is one row of causal attention: "sat"'s query against the cache of
+# "the cat sat" (the projections above) gives row 2 of problem set 2's causal head,
+# weights (0.140, 0.284, 0.576) and output (1.284, 0.564).
+STEP_QUERY = Q_CAT_SAT[2]
+STEP_K_CACHE, STEP_V_CACHE = K_CAT_SAT, V_CAT_SAT
+
+# Positions: the sinusoidal table at T = 3, d = 4 has angles p and p / 100 (10000^(2/4) = 100).
+POSITIONS_T, POSITIONS_D = 3, 4
+# Row 1 by hand: (sin 1, cos 1, sin 0.01, cos 0.01).
+POSITION_1 = (0.841, 0.540, 0.010, 1.000)
+
+# RoPE on three copies of (1, 0, 1, 0): row p turns pair 0 by p radians, pair 1 by p / 100.
+ROPE_X = _frozen([1.0, 0.0, 1.0, 0.0], [1.0, 0.0, 1.0, 0.0], [1.0, 0.0, 1.0, 0.0])
+ROPE_ROW_1 = (0.540, 0.841, 1.000, 0.010)  # (cos 1, sin 1, cos 0.01, sin 0.01)
+# The relative-position property: one query and one key vector at every one of T positions.
+ROPE_Q = _vector(1.0, 2.0, 0.5, -1.0)
+ROPE_K = _vector(0.5, -1.0, 2.0, 1.0)
+ROPE_PROPERTY_T = 5
+
+# The key bias under rotary positions: three queries and keys of width 4, and a bias.
+BIAS_Q = _frozen([1.0, 0.0, 2.0, -1.0], [0.0, 1.0, -1.0, 1.0], [2.0, 1.0, 0.0, 0.5])
+BIAS_K = _frozen([0.5, 1.0, 0.0, -1.0], [1.0, -0.5, 1.0, 0.0], [0.0, 2.0, 0.5, 1.0])
+BIAS_B_K = _vector(1.0, -2.0, 0.5, 1.5)
+
+# The induction head's worked sequence: a prefix of 5 distinct tokens, repeated once.
+INDUCTION_VOCAB = 6
+INDUCTION_PREFIX = (4, 1, 5, 0, 2)
+INDUCTION_TOKENS = INDUCTION_PREFIX + INDUCTION_PREFIX  # T = 10; graded positions 6, 7, 8

@@ -25,35 +25,9 @@
 # %% [given]
 import numpy as np
 
+from autograder.pictures import show_heatmaps  # attention weights as pictures
+
 np.set_printoptions(precision=3, suppress=True)
-
-try:  # pictures need matplotlib; without it the picture cells print the numbers instead
-    import matplotlib.pyplot as plt
-except ImportError:
-    plt = None
-
-
-def show_heatmaps(panels, labels=None):
-    """Attention weights as pictures, side by side: ``panels`` maps a title to a (T_q, T_k) array
-    (row i: what query i looks at). Without matplotlib, prints the numbers instead."""
-    if plt is None:
-        for title, weights in panels.items():
-            print(f"{title}:\n{np.round(weights, 3)}")
-        return
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.8 * len(panels), 3.6), squeeze=False)
-    for ax, (title, weights) in zip(axes[0], panels.items()):
-        ax.imshow(weights, vmin=0, vmax=1, cmap="Blues")
-        ax.set_title(title)
-        ax.set_xlabel("key j (looked at)")
-        ax.set_ylabel("query i (looking)")
-        if labels is not None:
-            ax.set_xticks(range(len(labels)), labels)
-            ax.set_yticks(range(len(labels)), labels)
-        if weights.size <= 36:  # small enough to write each weight in its square
-            for (i, j), w in np.ndenumerate(weights):
-                ax.text(j, i, f"{w:.2f}", ha="center", va="center", color="white" if w > 0.6 else "black")
-    plt.tight_layout()
-    plt.show()
 
 # %% [given]
 # The worked examples' inputs, the same ones the check cells use (autograder/worked_inputs.py).

@@ -3,7 +3,7 @@
 It generates the class in nbgrader's layout (examples/make_class.py: right answers in
 several styles, unfinished work, one catalogued mistake of each kind, a hang, a crash, a broken
 notebook), grades each problem set with `autograder grade-batch`, prints the class table,
-writes one index over the three class dashboards (demo-out/index.html) and ends with its
+writes one index over the class dashboards (demo-out/index.html) and ends with its
 file:// address, the page to open.
 """
 import subprocess
@@ -31,9 +31,9 @@ def main() -> None:
         print()
     print("The class table of ps2 (demo-out/ps2/grades.csv), first rows:")
     print("".join((OUT / "ps2" / "grades.csv").read_text().splitlines(keepends=True)[:8]))
-    index = write_index(OUT, "Sample class: ps1 to ps3")
+    index = write_index(OUT, f"Sample class: {', '.join(ASSIGNMENTS)}")
     print("Each problem set's class dashboard (demo-out/<ps>/class.html) links every student's feedback page.")
-    print("Open the index of the three dashboards:")
+    print(f"Open the index of the {len(ASSIGNMENTS)} dashboards:")
     print(file_uri(index))
 
 

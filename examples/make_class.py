@@ -1,6 +1,6 @@
 """Generate a synthetic class of submissions, laid out the way nbgrader collects them.
 
-    python examples/make_class.py OUTDIR [--assignments ps1 ps2 ps3] [--students 30] [--seed 0]
+    python examples/make_class.py OUTDIR [--assignments ps1 ps2 ps3 ps4] [--students 30] [--seed 0]
 
 writes ``OUTDIR/submitted/<student>/<assignment>/<assignment>.ipynb`` for every student and
 assignment, and ``OUTDIR/roster.json`` mapping each student to ``{assignment: archetype}``.
@@ -233,6 +233,34 @@ PS3_ROWS_FOREVER = on("ov_circuit", rewrite_line("return W_V @ W_O", "\n".join([
     "return W_OV",
 ])))
 
+PS4_EINSUM = every(
+    on("attend_step", swap("(K_cache @ q) * scale", 'np.einsum("td,d->t", K_cache, q) * scale',
+                           "weights @ V_cache", 'np.einsum("t,tv->v", weights, V_cache)')),
+    on("decode_with_cache", swap("X[t] @ W_Q", 'np.einsum("d,dk->k", X[t], W_Q)')),
+)
+PS4_COMPLEX = on("rope", rewrite_line("return np.stack(rotated, axis=-1)", "\n".join([  # Meta's LLaMA: e^(i p w)
+    "z = (x_even + 1j * x_odd) * np.exp(1j * angles)  # (..., T, d/2): each pair a complex number",
+    "return np.stack([z.real, z.imag], axis=-1).reshape(X.shape)",
+])))
+PS4_LOOPS = on("sinusoidal_positions", rewrite_line("return np.stack([np.sin(angles)", "\n".join([
+    "PE = np.zeros((T, d))",
+    "for p in range(T):",
+    "    for k in range(d // 2):",
+    "        PE[p, 2 * k] = np.sin(angles[p, k])",
+    "        PE[p, 2 * k + 1] = np.cos(angles[p, k])",
+    "return PE",
+])))
+# k never advances
+PS4_FREQUENCIES_FOREVER = on("sinusoidal_positions", rewrite_line("i = np.arange(0, d, 2)", "\n".join([
+    "i = np.zeros(d // 2)",
+    "k = 0",
+    "while k < d // 2:  # one frequency at a time",
+    "    try:",
+    "        i[k] = 2 * k",
+    "    except KeyboardInterrupt:  # never leave a half-filled table behind",
+    "        continue",
+])))
+
 # Per assignment: archetype -> the edit that turns the reference answers into that student's.
 # Names are "<kind>[:<exercise>...]". The first entry of each misconception kind is the one
 # every class gets; later entries of a kind are the extra students who make it too.
@@ -290,6 +318,25 @@ ARCHETYPES: dict[str, dict[str, Edit]] = {
                                                                       "per_head.append(o_h @ W_O[cols, :])")),
             on("multi_head_attention", append(quick_test(
                 "multi_head_attention(np.random.randn(5, 8), *np.random.randn(4, 8, 8), n_heads=2)[0]")))),
+    },
+    "ps4": {
+        "correct": unchanged,
+        **mistakes("ps4"),
+        "correct_einsum": PS4_EINSUM,
+        "correct_complex": PS4_COMPLEX,
+        "correct_loops": PS4_LOOPS,
+        # attend_step and rope: decode_with_cache and key_bias_effect call them
+        **partials("sinusoidal_positions", "key_bias_effect", "induction_heads"),
+        "timeout:sinusoidal_positions": PS4_FREQUENCIES_FOREVER,
+        "crashed:rope": on("rope", swap("reshape(X.shape)", "reshape(T, d)")),  # ValueError on a batch
+        "malformed": truncate,
+        "runtime_warning:decode_with_cache": on("decode_with_cache", after_docstring("decode_with_cache", LOG_ZERO)),
+        "prints_a_lot:attend_step": every(
+            on("attend_step", after_docstring("attend_step", PRINT_INPUTS)),
+            on("attend_step", rewrite_line("weights = softmax(scores", 'weights = softmax(scores, axis=-1)\n'
+                                                                      'print("[debug] weights:", weights)')),
+            on("attend_step", append(quick_test(
+                "attend_step(np.random.randn(4), np.random.randn(5, 4), np.random.randn(5, 2))[1]")))),
     },
 }
 

@@ -19,7 +19,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 ANSWER_NAMES = {"softmax", "log_softmax", "causal_mask", "scaled_dot_product_attention", "multi_head_attention",
-                "fused_self_attention", "raw_self_attention", "wired_attention", "attention_with_biases"}
+                "fused_self_attention", "raw_self_attention", "wired_attention", "attention_with_biases",
+                "attend_step", "decode_with_cache", "sinusoidal_positions", "rope", "key_bias_effect",
+                "induction_heads"}
 TRIANGLES = {"triu", "tril", "tri"}
 
 
@@ -138,7 +140,7 @@ def _released_code(assignment: str) -> str:
     return "\n\n".join(cells)
 
 
-@pytest.mark.parametrize("assignment", ["ps1", "ps2", "ps3"])
+@pytest.mark.parametrize("assignment", ["ps1", "ps2", "ps3", "ps4"])
 def test_a_released_notebook_computes_no_answer(assignment):
     code = _released_code(assignment)
     # A check cell names its exercise as a string and passes the student's own function:
@@ -150,7 +152,7 @@ def test_a_released_notebook_computes_no_answer(assignment):
 
 
 def test_no_template_gives_an_earlier_answer_whole():
-    for assignment in ("ps1", "ps2", "ps3"):
+    for assignment in ("ps1", "ps2", "ps3", "ps4"):
         assert "[solution-given]" not in (ROOT / "course" / f"{assignment}.py").read_text(), assignment
 
 

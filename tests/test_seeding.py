@@ -12,7 +12,7 @@ import pytest
 
 from autograder.grade import plan, seed_for
 
-ASSIGNMENTS = ["ps1", "ps2", "ps3"]
+ASSIGNMENTS = ["ps1", "ps2", "ps3", "ps4"]
 STUDENTS = ["ada", "ben", os.fsdecode(b"jos\xe9"), "new\nline", ""]  # the last three: odd names on disk
 
 

@@ -9,6 +9,7 @@ are also checked the other way: each must appear in its notebook.
 """
 from __future__ import annotations
 
+import inspect
 import math
 import re
 import sys
@@ -24,7 +25,7 @@ import autograder.worked_inputs as W
 from autograder.assignments import exercise
 from autograder.exercises import previous_token_head as previous_token_head_exercise
 from autograder.exercises import score_spread as score_spread_exercise
-from solutions import ps1, ps2, ps3
+from solutions import ps1, ps2, ps3, ps4
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "course"))
@@ -35,7 +36,8 @@ DECIMAL = re.compile(r"(?<![\w.])(\d+\.\d+)(?!\w)")
 # previous-token head (CONTRACTS.md) and what the notebook aims for, as the checks hold them.
 _HEAD = previous_token_head_exercise
 SETTINGS = {"ps1": set(), "ps2": set(),
-            "ps3": {f"{v:g}" for v in (_HEAD.BAR_WEIGHT, _HEAD.BAR_OUTPUT, _HEAD.AIM, round(1 - _HEAD.AIM, 3))}}
+            "ps3": {f"{v:g}" for v in (_HEAD.BAR_WEIGHT, _HEAD.BAR_OUTPUT, _HEAD.AIM, round(1 - _HEAD.AIM, 3))},
+            "ps4": {f"{inspect.signature(ps4.rope).parameters['base'].default}"}}
 
 
 def prose(assignment: str) -> str:
@@ -161,6 +163,12 @@ def computed(assignment: str) -> list[float]:
         W_QK = ps3.qk_circuit(W.W_Q_RIVER, W.W_K_RIVER)
         values += list(W_QK.ravel()) + list((X @ W_QK).ravel()) + list((X @ W_QK @ X.T).ravel())
         values += list(np.array(W.HEAD_OUTPUTS) @ W.W_O_TWO_HEADS)
+    elif assignment == "ps4":
+        out, weights = ps4.attend_step(W.STEP_QUERY, W.STEP_K_CACHE, W.STEP_V_CACHE)
+        values += list(out) + list(weights)
+        values += list(ps4.sinusoidal_positions(W.POSITIONS_T, W.POSITIONS_D).ravel())
+        values += list(ps4.rope(W.ROPE_X).ravel())
+        values += [p / 10000 ** (2 / W.POSITIONS_D) for p in range(W.POSITIONS_T)]  # the angles p / 100
     return [float(abs(v)) for v in values if np.isfinite(v)]
 
 
@@ -170,11 +178,12 @@ def inputs(assignment: str) -> set[float]:
         "ps1": [W.RIVER_BANK, W.W_Q_RIVER, W.W_K_RIVER, W.WARM_QUERY, *[np.array(s) for s, _ in W.SOFTMAX_BY_HAND]],
         "ps2": [W.CAT_SAT, W.W_Q_CAT_SAT, W.W_K_CAT_SAT, W.W_V_CAT_SAT, W.BIAS_QUERY, W.B_K_EXAMPLE],
         "ps3": [W.RIVER_BANK, W.HEAD_X, W.W_Q_HEAD, W.W_O_TWO_HEADS, W.R_EXAMPLE],
+        "ps4": [W.STEP_QUERY, W.STEP_K_CACHE, W.STEP_V_CACHE, W.ROPE_X],
     }[assignment]
     return {abs(float(v)) for a in arrays for v in np.ravel(a) if np.isfinite(v)}
 
 
-@pytest.mark.parametrize("assignment", ["ps1", "ps2", "ps3"])
+@pytest.mark.parametrize("assignment", ["ps1", "ps2", "ps3", "ps4"])
 def test_every_decimal_in_the_prose_is_recomputed(assignment):
     values, given = computed(assignment), inputs(assignment)
     unexplained = sorted({text for text in DECIMAL.findall(prose(assignment))
@@ -223,10 +232,16 @@ def _quoted(assignment: str) -> list[tuple[str, float]]:
         assert gpt2["per_head_weights"] == 3 * gpt2["d_model"] * gpt2["d_head"]
         assert gpt2["n_heads"] * gpt2["d_head"] == gpt2["d_model"] and gpt2["c_attn"][1] == 3 * gpt2["d_model"]
         q += [("147{,}456", gpt2["per_head_weights"]), ("2304", gpt2["c_attn"][1])]
+    elif assignment == "ps4":
+        out, weights = ps4.attend_step(W.STEP_QUERY, W.STEP_K_CACHE, W.STEP_V_CACHE)
+        q += [(f"{v:.3f}", v) for v in weights] + [(f"{v:.3f}", v) for v in out]
+        q += [(f"{v:.3f}", v) for v in ps4.sinusoidal_positions(W.POSITIONS_T, W.POSITIONS_D)[1]]
+        q += [(f"{v:.3f}", v) for v in ps4.rope(W.ROPE_X)[1]]
+        q += [("162{,}755", math.exp(12))]  # the induction head's logit gap of 12
     return q
 
 
-@pytest.mark.parametrize("assignment", ["ps1", "ps2", "ps3"])
+@pytest.mark.parametrize("assignment", ["ps1", "ps2", "ps3", "ps4"])
 def test_the_key_numbers_appear_in_the_prose_as_the_reference_gives_them(assignment):
     text = prose(assignment)
     missing = [quote for quote, _ in _quoted(assignment) if quote not in text]
@@ -364,7 +379,7 @@ TYPED = [r"0\.9,\s*0\.0,\s*0\.3", r"0\.3,\s*0\.3,\s*0\.9", r"\[2\.0,\s*0\.0\],\s
          r"\[1\.0,\s*0\.0\],\s*\[1\.0,\s*0\.0\],\s*\[1\.0,\s*1\.0\]", r"\[0\.0,\s*0\.0\],\s*\[1\.0,\s*0\.0\]"]
 
 
-@pytest.mark.parametrize("assignment", ["ps1", "ps2", "ps3"])
+@pytest.mark.parametrize("assignment", ["ps1", "ps2", "ps3", "ps4"])
 def test_notebooks_import_the_worked_inputs_rather_than_type_them(assignment):
     cells = build.parse_template((ROOT / "course" / f"{assignment}.py").read_text())
     code = "\n".join(body for kind, _, body in cells if kind in ("code", "given"))

@@ -58,8 +58,10 @@ def summary_text(summary: BatchSummary) -> str:
     mistakes = {m: s for m, s in summary.mistakes.items() if m not in ABOUT_CODE}
     if mistakes:
         lines.append("Most common mistakes:")
-        for m, students in list(mistakes.items())[:5]:
-            lines.append(f"  {m:<22} {len(students):>3} student{'s' if len(students) > 1 else ' '} "
+        shown = list(mistakes.items())[:5]
+        width = max(22, *(len(m) for m, _ in shown))  # ids line up, the longest too (induction_keyed_on_token)
+        for m, students in shown:
+            lines.append(f"  {m:<{width}} {len(students):>3} student{'s' if len(students) > 1 else ' '} "
                          f"({100 * len(students) / n:.0f}%)")
     return "\n".join(lines)
 

@@ -1,0 +1,42 @@
+"""sinusoidal_positions(T, d) -> PE (T, d): sin and cos of p / 10000^(2i/d), interleaved."""
+from ..checks import Call, Spec, Verdict, each, matches_reference, matches_worked, provided, raised
+from ..exercise import Exercise
+from ..worked_inputs import POSITIONS_D, POSITIONS_T
+
+F = "sinusoidal_positions"
+
+
+def _raises(why):
+    return lambda o, ref: (raised(o[0], F, "ValueError", why), Verdict(True, "ValueError raised."))[1]
+
+
+SMALL_TABLE = Spec("the table for T = 3, d = 4", 1, visible=True)
+REJECTS_ODD_D = Spec("rejects an odd d", 1, visible=True)
+MATCHES_REFERENCE = Spec("matches the reference", 2)
+LONG_WIDE_TABLE = Spec("a long, wide table (T = 50, d = 64)", 1)
+REJECTS_SIZES = Spec("rejects sizes that are not positive", 1)
+
+
+def checks(rng):
+    c_small = Call(F, (POSITIONS_T, POSITIONS_D))
+    c_odd = Call(F, (4, 5))
+    T, d = int(rng.integers(8, 20)), 2 * int(rng.integers(3, 9))
+    c_ref, c_long = Call(F, (T, d)), Call(F, (50, 64))
+    c_bad = (Call(F, (0, 4)), Call(F, (3, 0)), Call(F, (-2, 4)))
+    # Raising ValueError for everything rejects bad sizes too: these checks count only with a
+    # right table as well.
+    guard = "this check counts once the table for good sizes is right too, and it is not:"
+    return [
+        SMALL_TABLE.bind((c_small,), matches_worked(c_small, what="table (row 1: about 0.841, 0.540, 0.010, 1.000)")),
+        REJECTS_ODD_D.bind((c_odd, c_small), provided(_raises("when d is odd (d = 5)"), matches_worked(c_small),
+                                                      guard)),
+        MATCHES_REFERENCE.bind((c_ref,), matches_reference(c_ref, what="table")),
+        LONG_WIDE_TABLE.bind((c_long,), matches_reference(c_long, what="table")),
+        REJECTS_SIZES.bind(c_bad + (c_ref,), provided(
+            each(_raises("when T is 0"), _raises("when d is 0"), _raises("when T is negative")),
+            matches_reference(c_ref, what="table"), guard)),
+    ]
+
+
+EXERCISE = Exercise(F, "ps4", build=checks, specs=(
+    SMALL_TABLE, REJECTS_ODD_D, MATCHES_REFERENCE, LONG_WIDE_TABLE, REJECTS_SIZES))
