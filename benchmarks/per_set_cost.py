@@ -6,13 +6,14 @@ The class is the sample class's archetypes (examples/make_class.py) that are rig
 style) or one catalogued mistake, repeated to N submissions per set; hangs, crashes and
 broken files are left out, since they cost their time limit rather than the grader's.
 
-Run: .venv/bin/python benchmarks/per_set_cost.py [--n 60] [--jobs 2]
+Run: .venv/bin/python benchmarks/per_set_cost.py [--n 60] [--jobs 2] [--reps 3]
 Goal (issue 9): ps1 at most twice ps2, and no set above 40 ms per submission.
 """
 from __future__ import annotations
 
 import argparse
 import itertools
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -50,13 +51,18 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=60, help="submissions per set")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--reps", type=int, default=3, help="runs per set, interleaved; the median is reported")
     args = parser.parse_args(argv)
-    ms = {a: cost(a, args.n, args.jobs) for a in ASSIGNMENTS}
+    runs: dict[str, list[float]] = {a: [] for a in ASSIGNMENTS}
+    for _ in range(args.reps):  # interleaved, so a slow spell of the machine does not fall on one set
+        for a in ASSIGNMENTS:
+            runs[a].append(cost(a, args.n, args.jobs))
+    ms = {a: statistics.median(v) for a, v in runs.items()}
     for a, v in ms.items():
-        print(f"{a}: {v:.1f} ms per submission ({args.n} submissions, --jobs {args.jobs}, start-up included)")
+        print(f"{a}: {v:.1f} ms per submission (median of {args.reps}; min {min(runs[a]):.1f}, max "
+              f"{max(runs[a]):.1f}; {args.n} submissions, --jobs {args.jobs}, start-up included)")
     if "ps1" in ms and "ps2" in ms:
         print(f"ps1 / ps2: {ms['ps1'] / ms['ps2']:.2f}")
-
 
 if __name__ == "__main__":
     main()
