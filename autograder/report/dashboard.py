@@ -92,10 +92,28 @@ def mistake_meaning(mistake: str, exercise: str) -> str:
 
 # ---------------------------------------------------------------- the class, read from OUTDIR
 
+@dataclass(frozen=True)
+class Marks:
+    """What the page keeps of one student's results: a few numbers and ids. Not the results
+    themselves: their messages and heatmaps, kept for a class of 100,000, would take gigabytes."""
+    score: float
+    exercises: dict[str, float]  # exercise -> points
+    mistakes: tuple[tuple[str, str], ...]  # (exercise, misconception) of each failed test that names one
+    isolation: str
+
+    @classmethod
+    def of(cls, results: Results) -> "Marks":
+        extra = results.extra_data if isinstance(results.extra_data, dict) else {}
+        return cls(results.score, results.exercise_scores(),
+                   tuple((t.exercise, t.misconception) for t in results.tests
+                         if t.misconception and t.status == "failed"),
+                   str(extra.get("isolation", "?")))
+
+
 @dataclass
 class Student:
     name: str  # the raw name (the key); shown through readable()
-    results: Results | None  # None: not graded (the grader failed)
+    marks: Marks | None  # None: not graded (the grader failed)
     flags: list[tuple[str, str]] = field(default_factory=list)  # (kind, one line of why)
 
     @property
@@ -136,21 +154,26 @@ def flags_of(results: Results) -> list[tuple[str, str]]:
     return [(kind, "; ".join(whys)) for kind, whys in merged.items()]
 
 
-def load_class(out: Path, rows: list[StudentRow], failures: list[Failure]) -> list[Student]:
+def load_class(out: Path, rows: list[StudentRow], failures: list[Failure]
+               ) -> tuple[list[Student], dict[str, MapTally]]:
     """Every student: the graded ones (``rows``) from their results files in ``out``, then
-    those the grader failed on."""
+    those the grader failed on; and each exercise's heatmaps, summed. One results file is in
+    memory at a time, so the page costs the same memory for any class size."""
     from ..batch import results_path  # batch imports this module
 
-    students = []
+    students, maps = [], {}
     for row in rows:
         try:
             results = from_json(results_path(out, row.student).read_text())
         except (OSError, ValueError, TypeError, KeyError):
             continue
-        students.append(Student(row.student, results, flags_of(results)))
+        students.append(Student(row.student, Marks.of(results), flags_of(results)))
+        for t in results.tests:
+            if isinstance(t.extra_data, dict) and isinstance(t.extra_data.get("heatmap"), dict):
+                maps.setdefault(t.exercise, MapTally()).add(t.name, t.extra_data["heatmap"])
     for f in failures:
         students.append(Student(f.student, None, [("not graded", f"the grader failed: {one_line(f.reason, 200)}")]))
-    return sorted(students, key=lambda s: s.name)
+    return sorted(students, key=lambda s: s.name), maps
 
 
 # ---------------------------------------------------------------- charts
@@ -228,48 +251,83 @@ def histogram_svg(scores: list[float], max_score: float) -> str:
     return "".join(out)
 
 
-def class_average_maps(students: list[Student], exercise: str) -> str:
+@dataclass
+class _ShapeSums:
+    """The maps of one check with one shape (the student's and the expected alike)."""
+    n: int = 0  # maps of this shape
+    finite: int = 0  # of them, with no nan (stored as -1)
+    got: np.ndarray | None = None  # sums over the finite ones
+    expected: np.ndarray | None = None
+    off: np.ndarray | None = None  # sum of |got - expected|
+
+
+@dataclass
+class _CheckSums:
+    count: int = 0  # maps of this check, any shape
+    expected: str | None = None  # the first map's expected weights, as text
+    same: bool = True  # every map's expected weights are the first's: the same inputs for everyone
+    shapes: dict[tuple[int, int], _ShapeSums] = field(default_factory=dict)  # in the order first seen
+
+
+class MapTally:
+    """One exercise's heatmaps over the class, summed as the results files are read."""
+
+    def __init__(self):
+        self.checks: dict[str, _CheckSums] = {}
+
+    def add(self, check: str, heatmap: dict) -> None:
+        c = self.checks.setdefault(check, _CheckSums())
+        c.count += 1
+        text = repr(heatmap.get("expected"))
+        if c.expected is None:
+            c.expected = text
+        elif text != c.expected:
+            c.same = False
+        got, expected = heatmap.get("got"), heatmap.get("expected")
+        shape = _shape(got)
+        if shape != _shape(expected):
+            return
+        sums = c.shapes.setdefault(shape, _ShapeSums())
+        sums.n += 1
+        if not shape[0]:
+            return
+        g, e = np.array(got, dtype=float), np.array(expected, dtype=float)  # (T_q, T_k)
+        if not (g >= 0).all():  # -1 stands for nan
+            return
+        sums.finite += 1
+        if sums.got is None:
+            sums.got, sums.expected, sums.off = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+        sums.got += g
+        sums.expected += e
+        sums.off += np.abs(g - e)
+
+
+def class_average_maps(tally: MapTally | None, exercise: str) -> str:
     """The class's attention weights in one exercise, averaged: for the check most students
     have a heatmap for, over the students whose map has the most common shape and no nan."""
-    maps = []
-    for s in students:
-        if s.results is None:
-            continue
-        for t in s.results.tests:
-            if t.exercise == exercise and isinstance(t.extra_data, dict) and t.extra_data.get("heatmap"):
-                maps.append((t.name, t.extra_data["heatmap"]))
-    if not maps:
+    if tally is None or not tally.checks:
         return ""
     # A check whose expected weights are the same for every student (a worked example, public
     # inputs) averages into a picture of what the class did; otherwise the most common check.
-    counts = Counter(n for n, _ in maps)
-    same_inputs = {n for n in counts if len({repr(h.get("expected")) for m, h in maps if m == n}) == 1}
-    name = max(counts, key=lambda n: (n in same_inputs and counts[n] > 1, counts[n], n))
-    chosen = [h for n, h in maps if n == name]
-    shapes = Counter(_shape(h.get("got")) for h in chosen if _shape(h.get("got")) == _shape(h.get("expected")))
-    if not shapes:
+    checks = tally.checks
+    name = max(checks, key=lambda n: (checks[n].same and checks[n].count > 1, checks[n].count, n))
+    chosen = checks[name]
+    if not chosen.shapes:
         return ""
-    shape = shapes.most_common(1)[0][0]
-    same = [h for h in chosen if _shape(h.get("got")) == shape and _shape(h.get("expected")) == shape]
-    if not shape[0]:
+    shape = max(chosen.shapes, key=lambda k: chosen.shapes[k].n)  # the first seen of the most common
+    sums = chosen.shapes[shape]
+    if not shape[0] or not sums.finite:
         return ""
-    # numpy over the stack: a class of hundreds would otherwise cost seconds of Python loops.
-    got_all = np.array([h["got"] for h in same], dtype=float)  # (students, T_q, T_k)
-    finite = [h for h, g in zip(same, got_all, strict=True) if (g >= 0).all()]  # -1 stands for nan
-    if not finite:
-        return ""
-    keep = (got_all >= 0).all(axis=(1, 2))
-    got_stack, expected_stack = got_all[keep], np.array([h["expected"] for h in finite], dtype=float)
-    got, expected = got_stack.mean(0).tolist(), expected_stack.mean(0).tolist()
-    off = np.abs(got_stack - expected_stack).mean(0).tolist()
+    got, expected = (sums.got / sums.finite).tolist(), (sums.expected / sums.finite).tolist()
+    off = (sums.off / sums.finite).tolist()
     top = max(max(max(r) for r in off), 0.05)  # below that the differences are noise: near white
     check = name.split(": ", 1)[-1]
-    note = (f"Check “{check}”{' (the same inputs for everyone)' if name in same_inputs else ''}, "
-            f"{len(finite)} students with {shape[0]} × {shape[1]} weights"
-            + (f" ({len(same) - len(finite)} with nan left out)" if len(finite) < len(same) else "") + ".")
+    note = (f"Check “{check}”{' (the same inputs for everyone)' if chosen.same else ''}, "
+            f"{sums.finite} students with {shape[0]} × {shape[1]} weights"
+            + (f" ({sums.n - sums.finite} with nan left out)" if sums.finite < sums.n else "") + ".")
     return (f"<h3><code>{escape(exercise)}</code></h3><p class='muted'>{escape(note)}</p><div class='maps'>"
             + figure(heatmap_svg(got, f"{exercise}: class average"), "class average of the students' weights")
-            + figure(heatmap_svg(expected, f"{exercise}: expected"), "expected weights" if name in same_inputs
+            + figure(heatmap_svg(expected, f"{exercise}: expected"), "expected weights" if chosen.same
                      else "expected weights, averaged over the same inputs")
             + figure(heatmap_svg(off, f"{exercise}: where the class is off", vmax=top, scale=("0", f"{top:.2g}")),
                      "where the class is off: mean |student − expected| (its own scale)")
@@ -342,7 +400,7 @@ def grader_version() -> str:
 
 
 def _link(s: Student) -> str:
-    if s.results is None:
+    if s.marks is None:
         return escape(s.shown)
     return f"<a href='{escape(s.href, quote=True)}'>{escape(s.shown)}</a>"
 
@@ -352,12 +410,12 @@ def _flag(kind: str, why: str) -> str:
     return f"<span class='tag {cls}' title='{escape(why, quote=True)}'>{escape(kind)}</span>"
 
 
-def dashboard_html(summary: BatchSummary, students: list[Student], settings: dict[str, str],
-                   graded: str, version: str) -> str:
+def dashboard_html(summary: BatchSummary, students: list[Student], maps: dict[str, MapTally],
+                   settings: dict[str, str], graded: str, version: str) -> str:
     a = summary.assignment
     exercises = list(summary.exercises)
-    graded_ones = [s for s in students if s.results is not None]
-    scores = [s.results.score for s in graded_ones]
+    graded_ones = [s for s in students if s.marks is not None]
+    scores = [s.marks.score for s in graded_ones]
     n = len(graded_ones)
     median = statistics.median(scores) if scores else 0
     line = (f"{n} graded, mean {summary.mean:.1f} / {summary.max_score:g}"
@@ -405,12 +463,10 @@ def dashboard_html(summary: BatchSummary, students: list[Student], settings: dic
     body.append("<h2 id='mistakes'>Mistakes, and who made them</h2>")
     made: dict[str, dict[str, list[Student]]] = {}
     for s in graded_ones:
-        for t in s.results.tests:
-            m = t.misconception
-            if m and t.status == "failed":
-                who = made.setdefault(m, {}).setdefault(t.exercise, [])
-                if s not in who:
-                    who.append(s)
+        for e, m in s.marks.mistakes:
+            who = made.setdefault(m, {}).setdefault(e, [])
+            if s not in who:
+                who.append(s)
     if made:
         order = sorted(made, key=lambda m: (m in ABOUT_CODE, -len({s.name for w in made[m].values() for s in w}), m))
         for m in order:
@@ -426,7 +482,7 @@ def dashboard_html(summary: BatchSummary, students: list[Student], settings: dic
         body.append("<p>No catalogued mistake was made.</p>")
 
     # Class-average attention weights.
-    maps = [class_average_maps(graded_ones, e) for e in exercises]
+    maps = [class_average_maps(maps.get(e), e) for e in exercises]
     if any(maps):
         body.append("<h2 id='attention'>The class's attention weights</h2><p>Per exercise that produces attention "
                     "weights: the students' weights averaged, beside the expected ones averaged over the same "
@@ -440,14 +496,13 @@ def dashboard_html(summary: BatchSummary, students: list[Student], settings: dic
             "<th scope='col'><button type='button'>flags</button></th>"]
     rows = []
     for s in students:
-        if s.results is None:
+        if s.marks is None:
             cells = ["<td class='num' data-v='-1'>—</td>"] + ["<td class='num' data-v='-1'>—</td>"] * len(exercises)
         else:
-            points = s.results.exercise_scores()
-            cells = [f"<td class='num' data-v='{s.results.score:g}'>{s.results.score:g}</td>"]
+            points = s.marks.exercises
+            cells = [f"<td class='num' data-v='{s.marks.score:g}'>{s.marks.score:g}</td>"]
             cells += [f"<td class='num' data-v='{points.get(e, 0):g}'>{points.get(e, 0):g}</td>" for e in exercises]
-        mistakes = sorted({t.misconception for t in (s.results.tests if s.results else [])
-                           if t.misconception and t.status == "failed" and t.misconception not in ABOUT_CODE})
+        mistakes = sorted({m for _, m in (s.marks.mistakes if s.marks else ()) if m not in ABOUT_CODE})
         flags = "".join(_flag(k, why) for k, why in s.flags) + "".join(_flag(m, "catalogued mistake") for m in mistakes)
         key = " ".join([k for k, _ in s.flags] + mistakes)
         rows.append(f"<tr><td data-v='{escape(s.shown.lower(), quote=True)}'>{_link(s)}</td>{''.join(cells)}"
@@ -472,9 +527,8 @@ def write_dashboard(out: Path, summary: BatchSummary, rows: list[StudentRow], fa
     """Write ``out/class.html`` and ``out/index.html``; return the index's path (the page to open).
     ``grading``: where the class was graded, as settings lines (the pool's describe())."""
     out = Path(out)
-    students = load_class(out, rows, list(failures))
-    isolation = Counter(s.results.extra_data.get("isolation", "?") for s in students
-                        if s.results is not None and isinstance(s.results.extra_data, dict))
+    students, maps = load_class(out, rows, list(failures))
+    isolation = Counter(s.marks.isolation for s in students if s.marks is not None)
     settings = {"assignment": summary.assignment}
     if root is not None:
         settings["class folder"] = readable(str(root))
@@ -487,6 +541,6 @@ def write_dashboard(out: Path, summary: BatchSummary, rows: list[StudentRow], fa
     if isolation:
         settings["isolation"] = ", ".join(f"{k} ({v})" for k, v in isolation.most_common())
     graded = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    write_atomic(out / "class.html", dashboard_html(summary, students, settings, graded, grader_version()))
+    write_atomic(out / "class.html", dashboard_html(summary, students, maps, settings, graded, grader_version()))
     return write_index(out, f"Grading results: {summary.assignment}")
 
