@@ -11,12 +11,14 @@ BIN    := $(VENV)/bin
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
+# --no-compile: pip would byte-compile every module of every package (torch's thousands among
+# them), a minute of the install; Python compiles what is imported, when it is first imported.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -qq -e .
+	$(BIN)/pip install -qq --no-compile -e .
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -qq -e '.[test,postgres,cluster]'
+	$(BIN)/pip install -qq --no-compile -e '.[test,postgres,cluster]'
 	touch $(VENV)/.installed $@
 
 # The PostgreSQL server the gradebook tests start (as the postgres user, on a free port of
