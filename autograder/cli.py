@@ -75,27 +75,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _grade(args) -> int:
-    import shutil
-    import tempfile
-
-    from .batch import grade_submission
     from .errors import GraderError
-    from .grade import hidden_paths
+    from .graded import Request, grade_file_and_set
     from .names import one_line
     from .results import write_atomic
-    from .sandbox import Sandbox
 
     # lexists, not is_file: a link or a pipe given here is graded as what it is (load() says
     # why it was not read, in the results); only a missing path means nothing to grade.
     if not os.path.lexists(args.submission):
         print(f"autograder: no such file: {one_line(str(args.submission))}", file=sys.stderr)
         return 2
-    scratch = Path(tempfile.mkdtemp(prefix="autograder-grade-"))  # the copy graded; hidden from the sandbox
-    hide = [args.submission.parent, scratch] + ([args.results.parent] if args.results else [])
     try:
-        with Sandbox(hide=hidden_paths(*hide)) as sandbox:
-            results, _, other = grade_submission(args.submission, args.assignment, sandbox=sandbox,
-                                                 student=args.student, timeout=args.timeout, scratch=scratch)
+        results, other = grade_file_and_set(Request(args.submission, args.assignment, args.student, args.timeout),
+                                            hide=(args.results.parent,) if args.results else ())
     except GraderError as e:
         print(f"autograder: the grader failed, not the submission; nothing was graded: {one_line(str(e))}",
               file=sys.stderr)
@@ -107,8 +99,6 @@ def _grade(args) -> int:
 
         print(f"autograder: could not grade {one_line(str(args.submission))}: {failure_text(e)}", file=sys.stderr)
         return 1
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
     if other is not None:
         print(f"autograder: {one_line(str(args.submission))} looks like a {other} submission, not {args.assignment}; "
               f"it was graded as {args.assignment} (the results say so)", file=sys.stderr)

@@ -25,18 +25,23 @@ def grade_file(request: Request, hide: tuple[str | Path, ...] = ()) -> Results:
     """The results of one submission. ``hide``: more folders the sandbox must not see (where
     the caller writes). Raises GraderError (or a bug's exception) when the grader failed:
     never a student's grade."""
+    return grade_file_and_set(request, hide)[0]
+
+
+def grade_file_and_set(request: Request, hide: tuple[str | Path, ...] = ()) -> tuple[Results, str | None]:
+    """``grade_file``, and the problem set the file looks like when it is not the one graded."""
     from .batch import grade_submission
     from .sandbox import Sandbox
 
-    scratch = Path(tempfile.mkdtemp(prefix="autograder-pytest-"))  # the copy graded; hidden from the sandbox
+    scratch = Path(tempfile.mkdtemp(prefix="autograder-grade-"))  # the copy graded; hidden from the sandbox
     try:
         with Sandbox(hide=hidden_paths(request.submission.parent, scratch, *hide)) as sandbox:
-            results, _, _ = grade_submission(request.submission, request.assignment, sandbox=sandbox,
-                                             student=request.student, timeout=request.timeout, scratch=scratch,
-                                             visible_only=request.visible_only)
+            results, _, other = grade_submission(request.submission, request.assignment, sandbox=sandbox,
+                                                 student=request.student, timeout=request.timeout, scratch=scratch,
+                                                 visible_only=request.visible_only)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return results
+    return results, other
 
 
 def by_check(results: Results) -> dict[tuple[str, str], TestResult]:

@@ -13,6 +13,7 @@ Gradescope shows the instructor.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import shutil
 import sys
@@ -20,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import GraderError
-from ..grade import DEFAULT_TIMEOUT, grade, ungraded
+from ..grade import DEFAULT_TIMEOUT, ungraded
 from ..names import one_line
 from ..results import Results, write_atomic
 from . import container, spec, upload
@@ -72,7 +73,7 @@ def grade_upload(root: Path, assignment: str, *, visibility: str | None, timeout
     try:
         with Sandbox(hide=hide, limits=Limits(memory=memory)) as sandbox:
             _spared_by_the_oom_killer()  # after the zygote started: it and the children do not inherit this
-            graded = _grade_file(found.path, submission, scratch, assignment, student, sandbox, timeout, memory)
+            graded = _grade_file(found.path, submission, scratch, assignment, student, sandbox, timeout)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     doc = spec.to_gradescope(graded, visibility=visibility, found=found.line)
@@ -80,23 +81,15 @@ def grade_upload(root: Path, assignment: str, *, visibility: str | None, timeout
     return spec.dumps(doc)
 
 
-def _grade_file(path: Path, base: Path, scratch: Path, assignment: str, student: str, sandbox, timeout: float,
-                memory: int) -> Results:
-    """Grade exactly the bytes read (no link followed), from a copy in ``scratch`` named for its
-    kind (``HW.IPYNB`` is a notebook)."""
-    from ..batch import looks_like, other_set_line, read_graded
+def _grade_file(path: Path, base: Path, scratch: Path, assignment: str, student: str, sandbox,
+                timeout: float) -> Results:
+    """Grade exactly the bytes read (no link followed), as grade-batch does, from a copy in
+    ``scratch`` named for its kind (``HW.IPYNB`` is a notebook)."""
+    from ..batch import grade_snapshot, snapshot
 
-    data, _ = read_graded(path, base)
-    if data is None:  # grade() reads it again and says why, as grade-batch does
-        return grade(path, assignment, sandbox=sandbox, student=student, timeout=timeout, memory=memory, base=base)
-    copy = scratch / (path.stem + path.suffix.lower())
-    copy.write_bytes(data)
-    results = grade(copy, assignment, sandbox=sandbox, student=student, timeout=timeout, memory=memory)
-    other = looks_like(data, copy.suffix, assignment)
-    if other is not None:
-        line = other_set_line(other[0], other[1], assignment)
-        results.output = line + ("\n" + results.output if results.output else "")
-    return results
+    snap = snapshot(path, base)
+    snap = dataclasses.replace(snap, name=path.stem + path.suffix.lower())
+    return grade_snapshot(snap, assignment, sandbox=sandbox, student=student, timeout=timeout, scratch=scratch)[0]
 
 
 def _spared_by_the_oom_killer() -> None:
