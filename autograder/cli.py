@@ -56,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     b.set_defaults(run=_grade_batch)
     c.set_defaults(run=_classroom)
     _add_gradescope_and_export(sub)
+    from .pytest_face import add_parser as add_pytest  # `autograder pytest`: safe inside a student's repository
+
+    add_pytest(sub)
     args = parser.parse_args(argv)
     if args.command in ("gradescope", "export"):
         return args.run(args)
