@@ -6,10 +6,11 @@ the repository but the notebook's bytes. So each visible check is one step of Gi
 Classroom's command grader (classroom-resources/autograding-command-grader@v1: a
 JavaScript action on the runner itself, which runs ``setup-command`` and then ``command``
 in ``sh`` with only PATH and HOME in the environment, and gives ``max-score`` when the
-command exits 0), whose command is ``autograder pytest NOTEBOOK --assignment A --visible
-CHECK``: that check alone, its points the step's ``max-score``. The steps share one virtual
-environment under ``$HOME``, which the job keeps between steps, so the grader is installed
-once; the Python it is made from is set up by actions/setup-python.
+command exits 0), whose command is ``python -I -m autograder pytest NOTEBOOK --assignment A
+--visible CHECK`` (the launcher isolated too): that check alone, its points the step's
+``max-score``. The steps share one virtual environment under ``$HOME``, which the job keeps
+between steps, so the grader is installed once; the Python it is made from is set up by
+actions/setup-python.
 
 A student's repository cannot hold the hidden reference: these points are feedback, and the
 grade comes from collecting the repositories and running ``grade-batch`` on them.
@@ -105,9 +106,11 @@ def setup_command(package: str) -> str:
 
 
 def command(assignment: str, check: VisibleCheck) -> str:
-    """The safe command, for ``check`` alone: exit 0 exactly when it passed."""
+    """The safe command, for ``check`` alone: exit 0 exactly when it passed. Spelled
+    ``python -I -m autograder`` so that the launcher too reads no PYTHON* variable, user site
+    or current folder: a job's environment is not the operator's own."""
     words = ["pytest", f"{assignment}.ipynb", "--assignment", assignment, "--visible", check.node_id(assignment)]
-    return f'"{VENV}/bin/autograder" ' + " ".join(shlex.quote(w) for w in words)
+    return f'"{VENV}/bin/python" -I -m autograder ' + " ".join(shlex.quote(w) for w in words)
 
 
 def workflow(assignment: str, checks: list[VisibleCheck], package: str) -> str:

@@ -56,9 +56,27 @@ class Plan:
 
 
 def add_parser(sub) -> None:
+    """`autograder pytest` in the command's help; ``main`` parses it (checks and options mixed)."""
+    _arguments(sub.add_parser("pytest", help="the grader's checks as pytest tests, safe inside a student's repository"))
+
+
+def main(argv: list[str]) -> int:
     from .assignments import ASSIGNMENTS
 
-    p = sub.add_parser("pytest", help="the grader's checks as pytest tests, safe inside a student's repository")
+    parser = argparse.ArgumentParser(prog="autograder pytest", description="The grader's checks as pytest tests, "
+                                     "safe to run inside a student's repository (docs/pytest-classroom.md).")
+    _arguments(parser)
+    args = parser.parse_intermixed_args(argv)  # node ids may follow the options, as for pytest
+    if args.assignment not in ASSIGNMENTS:
+        print(f"autograder: unknown assignment {args.assignment!r}; choose one of {', '.join(ASSIGNMENTS)}",
+              file=sys.stderr)
+        return 2
+    return run(args)
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
+    from .assignments import ASSIGNMENTS
+
     p.add_argument("submission", type=Path, help="the notebook or .py file to grade")
     p.add_argument("checks", nargs="*", metavar="CHECK",
                    help="node ids to run (ps2/causal_mask or ps2/causal_mask::T = 3); default: every check")
@@ -71,10 +89,8 @@ def add_parser(sub) -> None:
     p.add_argument("--junitxml", type=Path, metavar="FILE", help="write the JUnit XML report here")
     p.add_argument("-k", dest="keyword", metavar="EXPR", help="only the checks whose node id matches EXPR (pytest -k)")
     p.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failed check")
-    verbosity = p.add_mutually_exclusive_group()
-    verbosity.add_argument("-v", "--verbose", action="store_true", help="one line per check")
-    verbosity.add_argument("-q", "--quiet", action="store_true", help="less output")
-    p.set_defaults(run=run)
+    p.add_argument("-v", "--verbose", action="store_true", help="one line per check")
+    p.add_argument("-q", "--quiet", action="store_true", help="less output")
 
 
 def run(args) -> int:
