@@ -1,5 +1,5 @@
 """One submission graded as ``autograder grade`` grades it, for the faces that are not the
-command line (the pytest plugin, the classroom's test file): the same snapshot of the file's
+command line (the pytest plugin): the same snapshot of the file's
 bytes, the same sandbox with the same folders hidden, the same inputs per student."""
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ passed or failed with the engine's message as the failure text. Each test case's
 properties hold its points, score, visibility and tags; the output ends with ``N/M points``.
 
 Registered with the ``pytest11`` entry point and inert without ``--submission``: every
-other pytest run sees five more options and nothing else. The grader's own failure is an
+other pytest run sees a few more options and nothing else. The grader's own failure is an
 ERROR (setup), never a FAILED check, and no points line is printed for it.
 """
 from __future__ import annotations
@@ -129,7 +129,8 @@ def unsafe_reason(config: pytest.Config, submission: Path, origin: tuple[Path, .
             continue  # the installation, or where this package is installed from (an editable checkout)
         folder = inside(where)
         if folder is not None:
-            return f"{entry} is on sys.path, inside {folder} (the submission's folder)"
+            within = "" if where == folder else f", inside {folder}"
+            return f"{entry} is on sys.path{within} (the submission's folder; `python -m` puts the current one there)"
     for plugin in config.pluginmanager.get_plugins():
         if Path(str(getattr(plugin, "__file__", ""))).name == "conftest.py":
             return f"a conftest.py was loaded ({plugin.__file__})"

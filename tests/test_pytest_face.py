@@ -221,6 +221,7 @@ def test_the_stub_scores_nothing(engine):
     assert engine["score"] == 0 and len(engine["tests"]) == len(declared())
 
 
+@pytest.mark.slow  # one sandboxed grade per attack, each in fresh processes
 @pytest.mark.parametrize("attack", ATTACKS, ids=lambda a: a.name)
 def test_the_safe_command_gives_the_engines_result(attack, tmp_path, engine):
     repo = build(attack, tmp_path)
@@ -236,6 +237,7 @@ def test_the_safe_command_gives_the_engines_result(attack, tmp_path, engine):
     assert (repo.outside / "victim.txt").read_text() == VICTIM
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attack", [a for a in ATTACKS if a.live], ids=lambda a: a.name)
 def test_the_attack_works_the_unsafe_way(attack, tmp_path, engine):
     """Each attack is live: run as plain `python -m pytest` it runs the student's code, changes
@@ -250,6 +252,7 @@ def test_the_attack_works_the_unsafe_way(attack, tmp_path, engine):
         assert len(refused) == 1 and " points" not in out.stdout
 
 
+@pytest.mark.slow
 def test_a_folder_link_in_the_report_path_is_refused(tmp_path):
     """The report is written through no link below the starting folder: refused before grading."""
     repo = build(Attack("report-folder-links-out", {}, links={"out": "{outside}"}), tmp_path)
@@ -258,3 +261,19 @@ def test_a_folder_link_in_the_report_path_is_refused(tmp_path):
     assert proc.returncode == 2
     assert "out is a symbolic link" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert sorted(p.name for p in repo.outside.iterdir()) == [f"{ASSIGNMENT}.ipynb", "victim.txt"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["missing.ipynb", "--assignment", ASSIGNMENT], "no such file: missing.ipynb"),
+    ([f"{ASSIGNMENT}.ipynb", "--assignment", "ps9"], "unknown assignment 'ps9'"),
+    ([f"{ASSIGNMENT}.ipynb", "--assignment", ASSIGNMENT, "tests/"], "'tests/' is not a check of ps1"),
+])
+def test_bad_input_is_one_clear_line(tmp_path, capsys, monkeypatch, args, message):
+    """Said before anything is started: no pytest process, nothing graded."""
+    from autograder import cli
+
+    (tmp_path / f"{ASSIGNMENT}.ipynb").write_bytes(STUB.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["pytest", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1

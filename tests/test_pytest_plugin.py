@@ -237,12 +237,12 @@ def test_visible_messages_are_the_check_cells(visible, mistaken_folder):
 # ---------------------------------------------------------------- selecting, and bad input
 # In this process: nothing here grades, so no submission runs anywhere.
 
-def pytest_in_process(folder: Path, *args: str, capsys) -> tuple[int, str, str]:
+def pytest_in_process(folder: Path, *args: str, capsys, plugins: tuple = ()) -> tuple[int, str, str]:
     capsys.readouterr()
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(folder)
         mp.setenv("PYTEST_ADDOPTS", "")
-        code = pytest.main([*QUIET_PLUGINS, *args])
+        code = pytest.main([*QUIET_PLUGINS, *args], plugins=list(plugins))
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -354,8 +354,16 @@ def _pyproject_above_it(folder: Path, mp: pytest.MonkeyPatch) -> None:
     (folder.parent / "pyproject.toml").write_text("[tool.pytest.ini_options]\naddopts = ''\n")
 
 
+def _a_conftest_registered(folder: Path, mp: pytest.MonkeyPatch):
+    """However it got there (pytest loads none for a grading run): a plugin from a conftest.py."""
+    module = type(sys)("conftest")
+    module.__file__ = str(folder.parent / "elsewhere" / "conftest.py")
+    return (module,)
+
+
 @pytest.mark.parametrize("unsafe, message", [
-    (_on_sys_path, "is on sys.path, inside"),
+    (_a_conftest_registered, "a conftest.py was loaded"),
+    (_on_sys_path, "is on sys.path (the submission's folder"),
     (_current_folder_on_sys_path, "the current folder is on sys.path"),
     (_module_imported_from_it, "module 'helper_of_the_students' was imported from"),
     (_ini_beside_it, "pytest read its configuration from"),
@@ -366,9 +374,9 @@ def test_an_unsafe_run_is_refused_in_one_line(tmp_path, capsys, unsafe, message)
     folder.mkdir()
     write_notebook(folder, "correct")
     with pytest.MonkeyPatch.context() as mp:
-        unsafe(folder, mp)
+        plugins = unsafe(folder, mp) or ()
         code, out, err = pytest_in_process(folder, "--submission", f"{ASSIGNMENT}.ipynb", "--assignment",
-                                           ASSIGNMENT, capsys=capsys)
+                                           ASSIGNMENT, capsys=capsys, plugins=plugins)
     refused = [line for line in err.splitlines() if "refusing to grade:" in line]
     assert code == pytest.ExitCode.USAGE_ERROR
     assert len(refused) == 1 and message in refused[0] and "autograder pytest" in refused[0]
