@@ -136,9 +136,9 @@ def prepare(args, private: Path, start: Path) -> Plan:
         _folder_fd(junitxml, start, check_only=True)  # refused now, before grading, not after
     argv = [sys.executable, "-I", "-m", "pytest", "-c", str(ini), "--rootdir", str(folders["run"]),
             "--noconftest", "-p", "no:cacheprovider", "-p", "autograder.pytest_plugin",
-            "--submission", str(copy), "--assignment", args.assignment, f"--junitxml={report}"]
+            f"--submission={copy}", f"--assignment={args.assignment}", f"--junitxml={report}"]
     if snap.data is None:  # graded as what it is: the results say why it was not read
-        argv += ["--autograder-unreadable", snap.problem or "it could not be read"]
+        argv.append(f"--autograder-unreadable={snap.problem or 'it could not be read'}")
     else:
         copy.write_bytes(snap.data)
     # The original's folder (and the starting folder when it holds the original: a student's
@@ -150,14 +150,15 @@ def prepare(args, private: Path, start: Path) -> Plan:
     argv += [f"--autograder-origin={folder}" for folder in sorted(map(str, origin))]
     argv += [f"--autograder-hide={folder}" for folder in
              sorted({str(start.resolve()), *([str(junitxml.parent)] if junitxml else [])} - set(map(str, origin)))]
+    # Values joined to their options ("--student=-x"), so none is read as an option itself.
     if args.student is not None:
-        argv += ["--student", args.student]
+        argv.append(f"--student={args.student}")
     if args.timeout is not None:
-        argv += ["--autograder-timeout", repr(args.timeout)]
+        argv.append(f"--autograder-timeout={args.timeout!r}")
     if args.visible:
         argv.append("--visible")
     if args.keyword is not None:
-        argv += ["-k", args.keyword]
+        argv.append(f"-k{args.keyword}")
     argv += ["-x"] * args.exitfirst + ["-v"] * args.verbose + ["-q"] * args.quiet
     prefix = f"{args.assignment}/"
     for check in args.checks:  # node ids only: a path here would make pytest collect files

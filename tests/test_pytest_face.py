@@ -232,7 +232,7 @@ def test_the_safe_command_gives_the_engines_result(attack, tmp_path, engine):
     assert out.failed == sum(t["status"] == "failed" for t in engine["tests"])
     assert out.last_line == f"{engine['score']:g}/{engine['max_score']:g} points"
     assert repo.marked() == []  # no code of the student's ran outside the sandbox
-    assert repo.files() - before <= {"report.xml"}  # nothing else written into the repository
+    assert repo.files() - before - {"report.xml"} == set()  # nothing else written into the repository
     assert not (repo.path / "report.xml").is_symlink()  # a link there is replaced, never followed
     assert (repo.outside / "victim.txt").read_text() == VICTIM
 
