@@ -27,6 +27,7 @@ REPORTER = "classroom-resources/autograding-grading-reporter@v1"
 CHECKOUT = "actions/checkout@v4"
 SETUP_PYTHON = "actions/setup-python@v5"
 PYTHON = "3.11"
+PYTEST = "pytest>=7"  # what `autograder pytest` runs; not a dependency of the grader's base install
 VENV = "$HOME/autograder-venv"  # the runner's $HOME: kept for the whole job
 STEP_MINUTES = 10  # the grader's timeout input, in minutes (the first step installs the package)
 
@@ -100,9 +101,11 @@ def write_starter(assignment: str, out: Path, package: str, notebook: Path | Non
 
 
 def setup_command(package: str) -> str:
-    """Install the grader once per job into a virtual environment under $HOME."""
+    """Install the grader once per job into a virtual environment under $HOME, with pytest
+    (the pytest face's; a student's install of the grader does not bring it)."""
     return (f'if [ ! -f "{VENV}/.installed" ]; then python3 -m venv "{VENV}" '
-            f'&& "{VENV}/bin/pip" install --quiet {shlex.quote(package)} && touch "{VENV}/.installed"; fi')
+            f'&& "{VENV}/bin/pip" install --quiet {shlex.quote(package)} {shlex.quote(PYTEST)} '
+            f'&& touch "{VENV}/.installed"; fi')
 
 
 def command(assignment: str, check: VisibleCheck) -> str:
@@ -150,8 +153,8 @@ check cell under each exercise, and commit and push the saved notebook.
 
 GitHub Classroom runs the notebook's {len(checks)} visible checks ({points} points in all), the
 same ones its check cells run, with the same messages; the Actions tab shows which passed.
-Run them yourself before pushing (the grader installed, as for the notebook), with the
-command each step of the workflow runs:
+Run them yourself before pushing (the grader installed, as for the notebook, and pytest:
+`pip install pytest`), with the command each step of the workflow runs:
 
     autograder pytest {assignment}.ipynb --assignment {assignment} --visible
 

@@ -94,8 +94,13 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    import importlib.util
+
     from .names import one_line
 
+    if importlib.util.find_spec("pytest") is None:  # not a dependency of a student's install of the grader
+        print("autograder: autograder pytest needs pytest: pip install pytest", file=sys.stderr)
+        return 2
     try:
         with tempfile.TemporaryDirectory(prefix="autograder-pytest-") as private:
             plan = prepare(args, Path(private), Path.cwd())

@@ -139,9 +139,10 @@ def test_the_reporter_reads_every_grader_step(steps, grader_steps):
     assert reporter["env"] == {f"{i.upper()}_RESULTS": f"${{{{steps.{i}.outputs.result}}}}" for i in ids}
 
 
-def test_the_package_is_installed_as_given(grader_steps):
+def test_the_package_is_installed_as_given_with_pytest(grader_steps):
     for step in grader_steps:
-        assert shlex.quote(PACKAGE) in step["with"]["setup-command"]
+        install = next(part for part in step["with"]["setup-command"].split("&&") if "pip" in part)
+        assert shlex.split(install)[-2:] == [PACKAGE, classroom.PYTEST]
 
 
 def test_every_step_runs_the_safe_command_for_its_own_check(grader_steps, home):
