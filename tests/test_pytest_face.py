@@ -277,3 +277,16 @@ def test_bad_input_is_one_clear_line(tmp_path, capsys, monkeypatch, args, messag
     assert cli.main(["pytest", *args]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_without_pytest_installed_it_says_so(tmp_path, capsys, monkeypatch):
+    """A student's install of the grader does not bring pytest."""
+    import importlib.util
+
+    from autograder import cli
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pytest" else real(name, *a))
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["pytest", "x.ipynb", "--assignment", ASSIGNMENT]) == 2
+    assert capsys.readouterr().err == "autograder: autograder pytest needs pytest: pip install pytest\n"
