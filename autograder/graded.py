@@ -19,6 +19,7 @@ class Request:
     student: str | None = None  # None: the file's stem, as for `autograder grade`
     timeout: float = DEFAULT_TIMEOUT
     visible_only: bool = False  # the notebook's visible checks, judged without the reference
+    base: Path | None = None  # no link is followed below this folder on the way to the file (else: its name only)
 
 
 def grade_file(request: Request, hide: tuple[str | Path, ...] = ()) -> Results:
@@ -38,7 +39,7 @@ def grade_file_and_set(request: Request, hide: tuple[str | Path, ...] = ()) -> t
         with Sandbox(hide=hidden_paths(request.submission.parent, scratch, *hide)) as sandbox:
             results, _, other = grade_submission(request.submission, request.assignment, sandbox=sandbox,
                                                  student=request.student, timeout=request.timeout, scratch=scratch,
-                                                 visible_only=request.visible_only)
+                                                 base=request.base, visible_only=request.visible_only)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return results, other

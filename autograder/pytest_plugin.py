@@ -72,9 +72,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
     path = Path(config.getoption("submission"))
     assignment = config.getoption("assignment")
-    request = Request(path, _assignment(assignment), config.getoption("student"),
+    # Below the folder pytest started from (a student's repository), no link is followed on
+    # the way to the file, as grade-batch reads a class folder.
+    start, whole = config.invocation_params.dir, Path(os.path.abspath(path))
+    request = Request(whole, _assignment(assignment), config.getoption("student"),
                       config.getoption("autograder_timeout") or DEFAULT_TIMEOUT,
-                      bool(config.getoption("autograder_visible")))
+                      bool(config.getoption("autograder_visible")),
+                      base=start if whole.is_relative_to(start) and whole != start else None)
     unreadable = config.getoption("autograder_unreadable")
     if unreadable is None and not os.path.lexists(path):  # as `grade`: a link or a pipe is graded as what it is
         raise pytest.UsageError(f"no such file: {one_line(str(path))}")
@@ -138,6 +142,15 @@ def unsafe_reason(config: pytest.Config, submission: Path, origin: tuple[Path, .
         ini = config.inipath.resolve()
         if inside(ini) is not None or sub_folder.is_relative_to(ini.parent):
             return f"pytest read its configuration from {ini}, beside or above the submission"
+    xml = config.getoption("xmlpath", None)
+    if xml:  # pytest writes the report through any link on its way: none below where it started
+        whole = Path(os.path.abspath(os.path.join(config.invocation_params.dir, xml)))
+        below = [whole]
+        if whole.is_relative_to(start):
+            below += [p for p in whole.parents if p.is_relative_to(start) and p != start]
+        link = next((p for p in below if p.is_symlink()), None)
+        if link is not None:
+            return f"the report's path goes through a symbolic link ({link})"
     return None
 
 

@@ -121,7 +121,8 @@ ATTACKS = [
     Attack("PYTEST_PLUGINS", {"lib/evil.py": FAKE_PLUGIN}, env={"PYTEST_PLUGINS": "evil", "PYTHONPATH": "{repo}/lib"}),
     # The engine never follows a link in the file's own name, on any face: held the unsafe way too.
     Attack("submission-links-out", {}, links={f"{ASSIGNMENT}.ipynb": f"{{outside}}/{ASSIGNMENT}.ipynb"}, live=False),
-    Attack("folder-links-out", {}, submission=f"nb/{ASSIGNMENT}.ipynb", links={"nb": "{outside}"}),
+    # Nor one in a folder below where pytest started (the plugin reads the file as grade-batch reads a class folder).
+    Attack("folder-links-out", {}, submission=f"nb/{ASSIGNMENT}.ipynb", links={"nb": "{outside}"}, live=False),
     Attack("report-links-out", {}, links={"report.xml": "{outside}/victim.txt"}),
 ]
 
