@@ -1,0 +1,2 @@
+def integrity_csv(pairs, threshold): return ""
+def integrity_html(result, assignment): return ""
