@@ -128,8 +128,8 @@ def _explained(n_students: int) -> str:
         "Two students who both wrote the canonical answer, or left the starter code untouched, share only "
         "weightless fingerprints.</p>"
         "<h3>The score</h3><p>code = overlap × amount: overlap is the rare code the two share over the rare "
-        "code of the one who has less of it; amount is 1 − e<sup>−shared/"
-        f"{AMOUNT:g}</sup> (a few shared fingerprints are a coincidence, whole functions are not). traces = "
+        "code of the one who has less of it; amount is 1 − e<sup>−(shared/"
+        f"{AMOUNT:g})²</sup> (a few shared lines are a coincidence, whole functions are not). traces = "
         "1 − Π(1 − strength × rarity) over the shared traces. score = 1 − (1 − code)(1 − traces), in [0, 1]. "
         "A pair at or above the threshold is flagged.</p></section>")
 

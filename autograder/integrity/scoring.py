@@ -9,8 +9,8 @@ of weight above 0 are ever scored, so the cost follows the rare matches, not the
 
 A pair's code score is ``overlap * amount``: ``overlap`` is the weight they share over the
 weight of the smaller of the two (how much of one is in the other), ``amount`` is
-``1 - exp(-shared / AMOUNT)`` (a few shared k-grams are a coincidence; whole functions are
-not). The trace score is ``1 - prod(1 - strength * weight)`` over the traces they share. The
+``1 - exp(-(shared / AMOUNT)^2)`` (a few shared lines are a coincidence; whole functions
+are not). The trace score is ``1 - prod(1 - strength * weight)`` over the traces they share. The
 pair's score is ``1 - (1 - code) * (1 - traces)``: either kind of evidence alone can flag.
 """
 from __future__ import annotations
@@ -26,7 +26,10 @@ from .traces import STRENGTH, Trace, notebook_traces
 
 MIN_COMMON = 5  # students: a fingerprint this many share is common, whatever the class's size
 COMMON_SHARE = 0.05  # ... or this share of the class
-AMOUNT = 40.0  # shared weight (about fingerprints) that makes the amount factor 1 - 1/e
+# Shared weight (in fingerprints, about one per 2.5 normalised characters) at which the amount
+# factor is 1 - 1/e: a few shared lines (the same alternative one-liner) count little, whole
+# functions fully. Squared, so the factor stays small until then and saturates soon after.
+AMOUNT = 60.0
 REPORTED = 0.05  # pairs scoring below this are not reported
 _DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_][A-Za-z0-9_]*)", re.M)
 
@@ -75,6 +78,11 @@ def rarity(df: int, n: int) -> float:
     if df >= cap:
         return 0.0
     return math.log(cap / df) / math.log(cap / 2)
+
+
+def amount(shared: float) -> float:
+    """How much the shared weight counts, in [0, 1): ``1 - exp(-(shared / AMOUNT)^2)``."""
+    return 1.0 - math.exp(-((shared / AMOUNT) ** 2))
 
 
 def prepare(works: list[Work], release: Release) -> list[Student]:
@@ -131,7 +139,7 @@ def score_pairs(students: list[Student], release: Release) -> tuple[list[Pair], 
         s_ab = shared.get(key, 0.0)
         smaller = min(a.mass, b.mass)
         overlap = min(1.0, s_ab / smaller) if smaller > 0 else 0.0
-        code = overlap * (1.0 - math.exp(-s_ab / AMOUNT))
+        code = overlap * amount(s_ab)
         kept = 1.0
         traces = tuple(sorted(trace_pairs.get(key, ()), key=lambda t: (t.kind, t.value)))
         for t in traces:
