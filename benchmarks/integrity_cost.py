@@ -109,6 +109,11 @@ def main(argv: list[str] | None = None) -> int:
               f"{len(result.pairs)} pairs reported, {len(result.flagged)} flagged")
         print(f"planted pairs' ranks: {ranks} (0: not reported); lowest planted score {lowest:.3f}; "
               f"highest other score {max(honest, default=0.0):.3f} (0: no other pair reported)")
+        for kind, part in (("passed on, one line added", planted[: args.copies]),
+                           ("scratch cell copied, names changed", planted[args.copies :])):
+            shown = sorted(scores.get(frozenset(p), 0.0) for p in part)
+            print(f"  {kind}: scores {shown[0]:.2f} to {shown[-1]:.2f}, "
+                  f"{sum(s >= result.threshold for s in shown)} of {len(shown)} flagged")
     return 0
 
 

@@ -295,3 +295,22 @@ def test_bad_arguments_are_one_line_errors(tmp_path, capsys, argv, words):
     assert cli(["integrity", str(tmp_path), "--assignment", "ps2", "--out", str(tmp_path / "o"), *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert words in err and "\n" not in err
+
+
+# ---------------------------------------------------------------- the dashboard links it; feedback never does
+
+@pytest.mark.parametrize("present", [True, False], ids=["report there", "no report"])
+def test_the_class_dashboard_links_the_report_only_when_it_is_there(tmp_path, present):
+    from autograder.batch import summarize_class
+    from autograder.report.dashboard import write_dashboard
+
+    if present:
+        (tmp_path / "integrity.html").write_text("<!doctype html>")
+    write_dashboard(tmp_path, summarize_class("ps2", []), [])
+    assert ("href='integrity.html'" in (tmp_path / "class.html").read_text()) == present
+
+
+def test_no_student_page_can_link_the_report():
+    """The feedback module (each student's page) has no word of it; only the dashboard does."""
+    feedback = (ROOT / "autograder" / "report" / "feedback.py").read_text()
+    assert "integrity" not in feedback
