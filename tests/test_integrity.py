@@ -14,10 +14,15 @@ import csv
 import io
 import itertools
 import json
+import builtins
+import keyword
 import os
+import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autograder.cli import main as cli
 from autograder.integrity import run_integrity
@@ -220,6 +225,14 @@ def hostile(tmp_path_factory):
     for cell in nb["cells"][-3000:]:
         cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "0x7f00deadbeef00 " * 50}]
     _student_nb(folder, "huge_nb", json.dumps(nb))
+    # Every field a trace is read from, of the wrong type: compared all the same.
+    odd = json.loads(notebook_with(RELEASED, {"causal_mask": "def causal_mask(T):\n    return T\n"}))
+    odd["cells"] += [7, None, {"cell_type": "code", "id": 5, "execution_count": True, "source": "x = 1\n",
+                               "metadata": [], "outputs": "not a list"},
+                     {"cell_type": "code", "id": ["a"], "execution_count": 2.5, "source": ["y = 2\n", 3],
+                      "outputs": [None, 1, {"output_type": "error", "ename": 1, "evalue": None, "traceback": "x"},
+                                  {"output_type": "stream", "text": 5, "data": [1]}]}]
+    _student_nb(folder, "odd_types", json.dumps(odd))
     (folder / "ada.py").write_text(STYLE["helpers_dataclass_prints"])
     (folder / "bob.py").write_text(add_comments(rename_everything(STYLE["helpers_dataclass_prints"], "b")))
     out = folder.parent / "out"
@@ -240,6 +253,12 @@ def test_each_hostile_file_is_listed_with_a_one_line_reason(hostile, file, phras
     reasons = {u.student: u.reason for u in result.unread}
     student = os.path.splitext(file)[0]
     assert phrase in reasons[student] and "\n" not in reasons[student]
+
+
+@pytest.mark.parametrize("student", ["huge_nb", "odd_types"])
+def test_a_costly_or_oddly_typed_notebook_is_compared(hostile, student):
+    _, result = hostile
+    assert student not in {u.student for u in result.unread}
 
 
 def test_hostile_files_are_on_the_page(hostile):
@@ -276,6 +295,34 @@ def test_a_highlighted_region_is_the_matched_source():
     (start, end), = source_regions(p, set(p.positions))  # every fingerprint: one region, in source characters
     assert start == 0 and source[:end].endswith("min(x, y) **")  # the last k-gram winnowing kept ends there
     assert len(normalise(source)[0]) >= K + WINDOW - 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
+                .filter(lambda s: not keyword.iskeyword(s) and not keyword.issoftkeyword(s) and s not in dir(builtins)),
+                min_size=4, max_size=4, unique=True))
+def test_any_names_normalise_alike(names):
+    a, b, c, d = names
+    renamed = f"def {a}({b}, {c}):\n    {d} = {b} @ {c}.T  # scores\n    return {d}.max(axis=-1)\n"
+    assert normalise(renamed)[0] == normalise("def f(x, y):\n    s = x @ y.T\n    return s.max(axis=-1)\n")[0]
+
+
+def test_the_report_is_the_same_whatever_pythons_hash_seed(tmp_path):
+    """Fingerprints are BLAKE2b, not hash(): another PYTHONHASHSEED keeps the same k-grams."""
+    import subprocess
+
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "ada.py").write_text(STYLE["helpers_dataclass_prints"])
+    (folder / "bob.py").write_text(rename_everything(STYLE["helpers_dataclass_prints"], "b"))
+    (folder / "cy.py").write_text(STYLE["einsum_logsumexp"])
+    texts = []
+    for seed in ("1", "2"):
+        subprocess.run([sys.executable, "-m", "autograder.cli", "integrity", str(folder), "--assignment", "ps2",
+                        "--out", str(tmp_path / seed)], check=True, cwd=ROOT, capture_output=True,
+                       env={**os.environ, "PYTHONHASHSEED": seed})
+        texts.append((tmp_path / seed / "integrity.csv").read_text())
+    assert texts[0] == texts[1] and texts[0].count("\n") >= 2
 
 
 @pytest.mark.parametrize("n", [8, 100, 1000, 10_000])
