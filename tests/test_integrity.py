@@ -361,3 +361,10 @@ def test_no_student_page_can_link_the_report():
     """The feedback module (each student's page) has no word of it; only the dashboard does."""
     feedback = (ROOT / "autograder" / "report" / "feedback.py").read_text()
     assert "integrity" not in feedback
+
+
+def test_the_course_this_grader_belongs_to_is_accepted(tmp_path, capsys):
+    (tmp_path / "ada.py").write_text(BASE)
+    assert cli(["integrity", str(tmp_path), "--assignment", "ps2", "--out", str(tmp_path / "o"),
+                "--course", str(ROOT)]) == 0
+    assert "1 submissions compared" in capsys.readouterr().out
