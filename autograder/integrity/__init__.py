@@ -3,7 +3,8 @@
 Three kinds of evidence (docs/integrity.md explains each, and how to read a score):
 
 1. code similarity (fingerprints.py): each student's own code, the released starter code
-   removed, normalised by copydetect (names, comments and layout do not count) and winnowed;
+   removed, normalised by copydetect's rules with tokenize (names, comments and layout do not
+   count) and winnowed;
 2. traces a copied file carries (traces.py): cell ids, execution counts, machine-specific outputs;
 3. rarity (scoring.py): a fingerprint shared by many students, or in the instructor's own
    solution, weighs little or nothing, so the canonical answer accuses no one.
