@@ -61,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     b.set_defaults(run=_grade_batch)
     c.set_defaults(run=_classroom)
     _add_gradescope_and_export(sub)
+    _add_integrity(sub)
     from .pytest_face import add_parser as add_pytest  # `autograder pytest`, for the help; parsed above
 
     add_pytest(sub)
@@ -365,6 +366,46 @@ def changes_text(changes, limit: int = 20) -> str:
     if len(moved) > limit:
         lines.append(f"  ... and {len(moved) - limit} more in changes.csv")
     return "\n".join(lines)
+
+
+def _add_integrity(sub) -> None:
+    """``autograder integrity``: which pairs of a class look copied (autograder/integrity/)."""
+    from .integrity.run import DEFAULT_THRESHOLD
+
+    i = sub.add_parser("integrity", help="which pairs of a class's submissions look copied (instructor only)",
+                       description="Compare a class's submissions and write OUT/integrity.csv and "
+                                   "OUT/integrity.html (docs/integrity.md). A flag is a reason to look, never proof.")
+    i.add_argument("dir", type=Path,
+                   help="nbgrader's submitted/ (or the course folder), or a folder of <student>.py|.ipynb")
+    i.add_argument("--assignment", required=True, help=f"one of {', '.join(ASSIGNMENTS)}")
+    i.add_argument("--out", required=True, type=Path, help="where integrity.csv and integrity.html go")
+    i.add_argument("--course", type=Path, metavar="DIR",
+                   help="the course folder (its assignments/ holds the released notebooks); for now it must be "
+                        "the one this grader belongs to: the engine/course split is a later issue")
+    i.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
+                   help=f"flag pairs scoring at least this, in (0, 1] (default {DEFAULT_THRESHOLD:g})")
+    i.set_defaults(run=_integrity)
+
+
+def _integrity(args) -> int:
+    from .batch import ClassFolderError
+    from .integrity.run import IntegrityError, run_integrity
+    from .names import readable
+    from .report.index import file_uri
+
+    try:
+        result = run_integrity(args.dir, args.assignment, args.out, threshold=args.threshold, course=args.course)
+    except (ClassFolderError, IntegrityError) as e:
+        print(f"autograder: {e}", file=sys.stderr)
+        return 2
+    for u in result.unread:
+        print(f"not compared: {readable(u.student)}: {u.reason}")
+    print(f"{args.assignment}: {result.students} submissions compared in {result.seconds:.1f} s, "
+          f"{len(result.pairs)} pairs reported, {len(result.flagged)} flagged (score >= {result.threshold:g})")
+    for p in result.flagged[:10]:
+        print(f"  {p.score:.2f}  {readable(p.a.work.student)}  {readable(p.b.work.student)}")
+    print(f"wrote {result.csv} and {file_uri(result.html)}")
+    return 0
 
 
 def _some(names: list[str], limit: int = 5) -> str:
