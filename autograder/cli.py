@@ -236,7 +236,8 @@ def _add_gradescope_and_export(sub) -> None:
     cv.add_argument("--grades", action="append", required=True, type=Path, metavar="GRADES.csv",
                     help="that assignment's grades.csv from grade-batch")
     cv.add_argument("--out", required=True, type=Path, help="the CSV to import into Canvas")
-    cv.add_argument("--roster", type=Path, metavar="ROSTER.csv", help="the gradebook exported from Canvas")
+    cv.add_argument("--roster", type=Path, metavar="ROSTER.csv",
+                    help="the gradebook exported from Canvas (Grades, Export), just before the import: needed")
     cv.set_defaults(run=_export_canvas)
     lt = lms.add_parser("lti-scores", help="LTI Advantage AGS Score objects (JSON lines), optionally posted")
     lt.add_argument("--assignment", required=True)
@@ -282,16 +283,27 @@ def _export_canvas(args) -> int:
     except GradesError as e:
         print(f"autograder: {one_line(str(e), 500)}", file=sys.stderr)
         return 2
-    result = canvas.export(grades, roster)
+    try:
+        result = canvas.export(grades, roster)
+    except GradesError as e:
+        print(f"autograder: no CSV written: {one_line(str(e), 500)}", file=sys.stderr)
+        return 2
     write_atomic(args.out, result.text)
     for name, students in result.not_in_roster.items():
         print(f"autograder: {name}: {len(students)} graded student(s) not in the roster, left out: {_some(students)}",
               file=sys.stderr)
-    for name, students in result.not_graded.items():
-        print(f"autograder: {name}: {len(students)} student(s) with no grade (blank, Canvas keeps what it has): "
-              f"{_some(students)}", file=sys.stderr)
+    for name, students in result.kept.items():
+        print(f"autograder: {name}: {len(students)} student(s) with no grade from the grader: their cell is what "
+              f"the roster says Canvas holds, so the import leaves it as it is (export the roster again if "
+              f"Canvas changed since): {_some(students)}", file=sys.stderr)
+    for name, replaced in result.replaced.items():
+        print(f"autograder: {name}: {len(replaced)} score(s) in Canvas that the import replaces: "
+              f"{_some([f'{r.student} {r.canvas} -> {r.graded}' for r in replaced])}", file=sys.stderr)
+    for name, (held, graded) in result.points_differ.items():
+        print(f"autograder: {name}: Canvas has {held} points possible, grades.csv {graded}; the import keeps "
+              f"Canvas's", file=sys.stderr)
     for name in result.new_columns:
-        print(f"autograder: {name}: no Canvas id (not in a --roster), so Canvas will make a new assignment",
+        print(f"autograder: {name}: no assignment of that title in the roster, so Canvas will make a new one",
               file=sys.stderr)
     print(f"{args.out}: {len(grades)} assignment(s) for Canvas's gradebook import")
     return 0
