@@ -58,7 +58,14 @@ def main(argv: list[str] | None = None) -> int:
     _add_gradescope_and_export(sub)
     args = parser.parse_args(argv)
     if args.command in ("gradescope", "export", "lti"):
-        return args.run(args)
+        try:
+            return args.run(args)
+        except ModuleNotFoundError as e:
+            if e.name not in ("jwt", "cryptography"):
+                raise
+            print("autograder: the LTI tool needs PyJWT and cryptography: pip install 'attention-autograder[lti]'",
+                  file=sys.stderr)
+            return 2
     if args.assignment not in ASSIGNMENTS:
         print(f"autograder: unknown assignment {args.assignment!r}; choose one of {', '.join(ASSIGNMENTS)}",
               file=sys.stderr)

@@ -1,18 +1,14 @@
-"""Grades into an LMS: Canvas's gradebook import CSV and LTI Advantage AGS scores.
+"""Grades into an LMS: Canvas's gradebook import CSV and LTI Advantage AGS Score objects.
 
-The grades.csv files are grade-batch's own format, written by report/table.py; the LTI
-platform is a stub this module starts on 127.0.0.1 (a free port) and stops by its pid.
+The grades.csv files are grade-batch's own format, written by report/table.py; each Canvas
+export is read back by tests/canvas_importer.py, a transcription of Canvas's importer. The
+LTI tool's flow (launch, grant, line items, names and roles) is tests/test_lti_tool.py's.
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
-import os
-import signal
-import subprocess
-import sys
-import textwrap
 from datetime import datetime
 from pathlib import Path
 
@@ -26,7 +22,6 @@ from autograder.lms.grades import GradesError, read
 from autograder.report.table import grades_csv
 
 
-TOKEN = "s3cret-token"
 EXERCISES = ["softmax", "score_spread"]
 
 
@@ -224,57 +219,6 @@ def test_a_roster_that_is_not_a_canvas_export_is_refused(tmp_path, header, missi
 
 # ---------------------------------------------------------------- LTI Advantage AGS
 
-PLATFORM = textwrap.dedent("""\
-    # A tiny LTI platform's score service: accepts AGS Score POSTs at /lineitems/7/scores.
-    import json, sys
-    from http.server import BaseHTTPRequestHandler, HTTPServer
-    token, log = sys.argv[1], sys.argv[2]
-    FIELDS = {"userId", "scoreGiven", "scoreMaximum", "activityProgress", "gradingProgress", "timestamp"}
-    class Scores(BaseHTTPRequestHandler):
-        def do_POST(self):
-            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            if self.path != "/lineitems/7/scores?course=3":
-                return self.send_error(404)
-            if self.headers.get("Authorization") != "Bearer " + token:
-                return self.send_error(401)
-            if self.headers.get("Content-Type") != "application/vnd.ims.lis.v1.score+json":
-                return self.send_error(415)
-            score = json.loads(body)
-            progress = (score.get("activityProgress"), score.get("gradingProgress"))
-            if set(score) != FIELDS or progress != ("Completed", "FullyGraded") \\
-                    or not 0 <= score["scoreGiven"] <= score["scoreMaximum"]:
-                return self.send_error(400)
-            if score["userId"] == "refused-user":
-                return self.send_error(422)
-            with open(log, "a") as f:
-                f.write(json.dumps(score) + "\\n")
-            self.send_response(200)
-            self.end_headers()
-        def log_message(self, *args):
-            pass
-    server = HTTPServer(("127.0.0.1", 0), Scores)
-    print(server.server_address[1], flush=True)
-    server.serve_forever()
-    """)
-
-
-@pytest.fixture(scope="module")
-def platform(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("platform")
-    log = folder / "accepted.jsonl"
-    proc = subprocess.Popen([sys.executable, "-c", PLATFORM, TOKEN, str(log)], stdout=subprocess.PIPE, text=True)
-    port = int(proc.stdout.readline())
-    yield f"http://127.0.0.1:{port}/lineitems/7?course=3", log
-    os.kill(proc.pid, signal.SIGTERM)
-    proc.wait()
-
-
-@pytest.fixture
-def token_file(tmp_path) -> Path:
-    (tmp_path / "token").write_text(TOKEN + "\n")
-    return tmp_path / "token"
-
-
 def test_one_score_object_per_graded_student(ps1):
     result = lti.scores(read(ps1, "ps1"))
     assert [s["userId"] for s in result.lines] == ["=cmd@uni.edu", "ada@uni.edu", "ben@uni.edu"]
@@ -306,41 +250,8 @@ def test_the_json_lines_go_to_standard_output(ps1, capsys):
     assert [s["userId"] for s in lines] == ["=cmd@uni.edu", "ada@uni.edu", "ben@uni.edu"]
 
 
-def test_posting_sends_every_score_with_the_media_type_and_token(ps1, platform, token_file, capsys):
-    url, log = platform
-    log.unlink(missing_ok=True)
-    assert cli.main(["export", "lti-scores", "--assignment", "ps1", "--grades", str(ps1), "--post", url,
-                     "--token-file", str(token_file)]) == 0
-    accepted = [json.loads(line) for line in log.read_text().splitlines()]
-    assert accepted == [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert len(accepted) == 3
-
-
-def test_a_wrong_token_is_refused_by_the_platform_and_said(ps1, platform, tmp_path, capsys):
-    url, log = platform
-    log.unlink(missing_ok=True)
-    (tmp_path / "bad").write_text("not-the-token")
-    assert cli.main(["export", "lti-scores", "--assignment", "ps1", "--grades", str(ps1), "--post", url,
-                     "--token-file", str(tmp_path / "bad")]) == 1
-    assert capsys.readouterr().err.count("HTTP 401") == 3
-    assert not log.exists()
-
-
-def test_a_score_the_platform_refuses_is_named_and_the_others_still_go(tmp_path, platform, token_file, capsys):
-    url, log = platform
-    log.unlink(missing_ok=True)
-    grades = write_grades(tmp_path / "g.csv", {"refused-user": 3, "ok-user": 4})
-    assert cli.main(["export", "lti-scores", "--assignment", "ps1", "--grades", str(grades), "--post", url,
-                     "--token-file", str(token_file)]) == 1
-    assert "score for refused-user not accepted" in capsys.readouterr().err
-    assert [json.loads(line)["userId"] for line in log.read_text().splitlines()] == ["ok-user"]
-
-
-@pytest.mark.parametrize("extra, why", [
-    (["--post", "http://127.0.0.1:9/x"], "--post needs --token-file"),
-    (["--post", "ftp://lms/x", "--token-file", "TOKEN"], "is not an http(s) line item URL"),
-])
-def test_bad_posting_arguments_are_one_line(ps1, token_file, capsys, extra, why):
-    extra = [str(token_file) if a == "TOKEN" else a for a in extra]
-    assert cli.main(["export", "lti-scores", "--assignment", "ps1", "--grades", str(ps1), *extra]) == 2
-    assert why in capsys.readouterr().err
+def test_users_and_config_together_are_refused(ps1, tmp_path, capsys):
+    (tmp_path / "users.csv").write_text("student,user_id\nada@uni.edu,lti-11\n")
+    assert cli.main(["export", "lti-scores", "--assignment", "ps1", "--grades", str(ps1), "--users",
+                     str(tmp_path / "users.csv"), "--config", str(tmp_path / "tool.json")]) == 2
+    assert "with --config the course's names and roles map students" in capsys.readouterr().err
