@@ -130,7 +130,8 @@ class Platform(BaseHTTPRequestHandler):
             return self.send_json(200, {})
         if path == "/_issue":
             spec = json.loads(body)
-            user = next(m for m in MEMBERS if m["user_id"] == spec.pop("user", "lti-teacher"))
+            who = spec.pop("user", "lti-teacher")
+            user = next(m for m in MEMBERS if m["user_id"] == who)
             return self.send_json(200, {"id_token": id_token(STATE["tool"], user, spec.pop("nonce"), **spec)})
         if path == "/token":
             return self.grant(dict(urllib.parse.parse_qsl(body.decode())))

@@ -163,6 +163,22 @@ def test_an_instructors_launch_is_validated_and_keeps_the_courses_services(tool,
     assert contexts["7"]["memberships"] == f"{platform}/courses/7/memberships"
 
 
+@pytest.mark.parametrize("roles", [
+    ["http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"],
+    ["http://purl.imsglobal.org/vocab/lis/v2/institution/person#Instructor",
+     "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"],
+], ids=["learner", "instructor-elsewhere"])
+def test_only_the_courses_instructor_leaves_its_services(tool, platform, tool_config, roles):
+    path = tool_config.parent / "state" / "contexts.json"
+    before = path.read_text() if path.exists() else None
+    browser = Browser()
+    _, state, nonce = browser.login(tool, platform, user="lti-11")
+    token = issue(platform, nonce, user="lti-11", **{"https://purl.imsglobal.org/spec/lti/claim/roles": roles})
+    status, body = browser.launch(tool, token, state)
+    assert status == 200 and "Launched as Ada Lovelace" in body and "Grades for this course" not in body
+    assert (path.read_text() if path.exists() else None) == before
+
+
 def test_a_state_is_used_once(tool, platform):
     browser = Browser()
     page, state, _ = browser.login(tool, platform, user="lti-11")

@@ -183,7 +183,9 @@ class Launch:
 
     @property
     def instructor(self) -> bool:
-        return any(r.endswith(("#Instructor", "#Administrator", "/Instructor")) for r in self.roles)
+        # context (membership) roles only: an institution role says nothing of this course
+        return any(r.endswith(("/membership#Instructor", "/membership#Administrator")) or "/membership/Instructor#" in r
+                   for r in self.roles)
 
 
 class Verifier:
