@@ -3,7 +3,7 @@
 At the zip's root, as Gradescope's specification asks: ``setup.sh`` (run once, as root, when
 Gradescope builds the image) and ``run_autograder`` (copied to /autograder/run_autograder and
 run once per submission). Beside them: the package's wheel, built from this checkout;
-``requirements.txt``, the grader's one runtime dependency pinned to a release that has wheels
+``requirements.txt``, the grader's runtime dependencies pinned to releases that have wheels
 for the image's Python (``--python``; the wheel goes in with ``--no-deps``: nbgrader, Jupyter
 and matplotlib are for the course folder, not for grading); and ``solutions/``, the reference
 answers and the catalogue of mistakes the hidden checks need, which only the instructor's zip
@@ -27,10 +27,11 @@ from . import spec
 # be built for, what grading imports beyond the standard library, pinned to a release with
 # manylinux wheels for it (numpy 2.2 is the last line for 3.10): tests/test_gradescope.py
 # asks PyPI for exactly these wheels with `pip download --python-version X --only-binary`.
+# pyseccomp (pure Python, over the image's libseccomp.so.2) builds the sandbox's seccomp filter.
 PINS = {
-    "3.10": ("numpy==2.2.6",),
-    "3.11": ("numpy==2.4.6",),
-    "3.12": ("numpy==2.4.6",),
+    "3.10": ("numpy==2.2.6", "pyseccomp==0.1.2"),
+    "3.11": ("numpy==2.4.6", "pyseccomp==0.1.2"),
+    "3.12": ("numpy==2.4.6", "pyseccomp==0.1.2"),
 }
 PYTHONS = tuple(PINS)
 DEFAULT_PYTHON = "3.10"  # Ubuntu 22.04, Gradescope's default image
