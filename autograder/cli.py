@@ -427,7 +427,7 @@ def _post_lti(args, grades) -> int:
         print(f"autograder: {len(result.not_graded)} student(s) not graded, no score sent (the platform keeps "
               f"what it has): {_some(result.not_graded)}", file=sys.stderr)
     if result.no_user_id:
-        print(f"autograder: {len(result.no_user_id)} student(s) not among the course's members, no score: "
+        print(f"autograder: {len(result.no_user_id)} student(s) not among the course's learners, no score: "
               f"{_some(result.no_user_id)}", file=sys.stderr)
     failed = svc.post_scores(lineitem, tok, result.lines)
     for user, why in failed:

@@ -172,6 +172,12 @@ def test_two_assignments_of_one_title_are_refused(tmp_path):
         canvas.read_roster(tmp_path / "r.csv")
 
 
+def test_two_graded_students_that_are_one_canvas_student_are_refused(tmp_path, roster):
+    g = write_grades(tmp_path / "g.csv", {"ada@uni.edu": 3, "u11": 30})  # her login and her SIS id
+    with pytest.raises(GradesError, match="'ada@uni.edu' and 'u11' are both 'Lovelace, Ada' in the roster"):
+        canvas.export([read(g, "ps1")], canvas.read_roster(roster))
+
+
 def test_a_name_canvas_would_read_as_an_id_is_refused(tmp_path, roster):
     g = write_grades(tmp_path / "g.csv", {"ada@uni.edu": 3})
     with pytest.raises(GradesError, match="reads as an assignment id"):

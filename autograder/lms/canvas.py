@@ -134,12 +134,16 @@ def export(grades: list[Grades], roster: Roster | None) -> Export:
     index = _index(people)
     cells = [[p.held.get(canvas_id, "") if canvas_id else "" for canvas_id in ids] for p in people]
     for j, g in enumerate(grades):
-        graded = set()
+        graded, seen = set(), {}
         for student, score in g.scores.items():
             i = index.get(student.casefold())
             if i is None:
                 result.not_in_roster.setdefault(g.assignment, []).append(student)
                 continue
+            if i in seen:
+                raise GradesError(f"{g.assignment}: {readable(seen[i])!r} and {readable(student)!r} are both "
+                                  f"{readable(people[i].identity['Student'])!r} in the roster; one grade each")
+            seen[i] = student
             if score is None:
                 continue  # the grader failed on them: Canvas's own cell stays
             graded.add(i)

@@ -103,11 +103,17 @@ def members(memberships: str, tok: Token) -> list[Member]:
     return out
 
 
+LEARNER = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"
+
+
 def user_ids(people: list[Member]) -> dict[str, str]:
-    """What a grades.csv student may be (email, SIS id, the user id itself), casefolded -> user id;
-    a key two members share is left out (a score never goes to a guess)."""
+    """What a grades.csv student may be (email, SIS id, the user id itself), casefolded -> the
+    user id of a learner of the course; a key two members share is left out (a score never
+    goes to a guess), and so is everyone who is not a learner (a teacher's test run)."""
     seen: dict[str, set[str]] = {}
     for m in people:
+        if LEARNER not in m.roles and "Learner" not in m.roles:
+            continue
         for k in {m.email, m.sourcedid, m.user_id} - {""}:
             seen.setdefault(k.casefold(), set()).add(m.user_id)
     return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1}
