@@ -66,8 +66,15 @@ def main(argv: list[str] | None = None) -> int:
 
     add_pytest(sub)
     args = parser.parse_args(argv)
-    if args.command in ("gradescope", "export"):
-        return args.run(args)
+    if args.command in ("gradescope", "export", "lti"):
+        try:
+            return args.run(args)
+        except ModuleNotFoundError as e:
+            if e.name not in ("jwt", "cryptography"):
+                raise
+            print("autograder: the LTI tool needs PyJWT and cryptography: pip install 'attention-autograder[lti]'",
+                  file=sys.stderr)
+            return 2
     if args.assignment not in ASSIGNMENTS:
         print(f"autograder: unknown assignment {args.assignment!r}; choose one of {', '.join(ASSIGNMENTS)}",
               file=sys.stderr)
@@ -225,6 +232,7 @@ def _classroom(args) -> int:
 
 
 def _add_gradescope_and_export(sub) -> None:
+    from .gradescope.bundle import DEFAULT_PYTHON, PYTHONS
     from .gradescope.spec import VISIBILITIES
 
     gs = sub.add_parser("gradescope", help="build Gradescope's autograder zip for one problem set")
@@ -236,6 +244,9 @@ def _add_gradescope_and_export(sub) -> None:
     gs.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT,
                     help=f"seconds per exercise (default {DEFAULT_TIMEOUT:g})")
     gs.add_argument("--wheel", type=Path, help="the package's wheel, when already built (default: built now)")
+    gs.add_argument("--python", choices=PYTHONS, default=DEFAULT_PYTHON,
+                    help=f"the python3 of the base image chosen on Gradescope (default {DEFAULT_PYTHON}: Ubuntu "
+                         "22.04, Gradescope's default; 3.12: Ubuntu 24.04): requirements with wheels for it")
     gs.set_defaults(run=_gradescope)
     ex = sub.add_parser("export", help="grades for a learning management system")
     lms = ex.add_subparsers(dest="lms", required=True)
@@ -245,17 +256,61 @@ def _add_gradescope_and_export(sub) -> None:
     cv.add_argument("--grades", action="append", required=True, type=Path, metavar="GRADES.csv",
                     help="that assignment's grades.csv from grade-batch")
     cv.add_argument("--out", required=True, type=Path, help="the CSV to import into Canvas")
-    cv.add_argument("--roster", type=Path, metavar="ROSTER.csv", help="the gradebook exported from Canvas")
+    cv.add_argument("--roster", type=Path, metavar="ROSTER.csv",
+                    help="the gradebook exported from Canvas (Grades, Export), just before the import: needed")
     cv.set_defaults(run=_export_canvas)
-    lt = lms.add_parser("lti-scores", help="LTI Advantage AGS Score objects (JSON lines), optionally posted")
+    lt = lms.add_parser("lti-scores", help="LTI Advantage AGS scores: posted through the LTI tool (--config), "
+                                           "or as JSON lines")
     lt.add_argument("--assignment", required=True)
     lt.add_argument("--grades", required=True, type=Path, metavar="GRADES.csv", help="its grades.csv")
+    lt.add_argument("--config", type=Path, metavar="TOOL.json",
+                    help="the LTI tool's configuration (see `autograder lti serve`): get a token by the "
+                         "client-credentials grant, find or make the line item, map students by the course's "
+                         "names and roles, post one score each")
+    lt.add_argument("--context", help="the course's id on the platform (needed when the tool knows several)")
     lt.add_argument("--users", type=Path, metavar="USERS.csv",
-                    help="student,user_id rows: each student's LTI user id (default: the student's name)")
+                    help="without --config: student,user_id rows, each student's LTI user id (default: the name)")
     lt.add_argument("--out", type=Path, help="write the JSON lines here (default: standard output)")
-    lt.add_argument("--post", metavar="LINEITEM_URL", help="POST each score to this line item's /scores")
-    lt.add_argument("--token-file", type=Path, help="the bearer token for --post, in a file")
     lt.set_defaults(run=_export_lti)
+    tool = sub.add_parser("lti", help="the LTI 1.3 tool: its keys, and its login, launch and JWKS endpoints")
+    verbs = tool.add_subparsers(dest="verb", required=True)
+    keys = verbs.add_parser("keys", help="make the tool's RSA key pair (private.pem, jwks.json)")
+    keys.add_argument("--out", required=True, type=Path, help="a folder for the keys (an existing key is kept)")
+    keys.set_defaults(run=_lti_keys)
+    srv = verbs.add_parser("serve", help="serve /login, /launch and /jwks.json")
+    srv.add_argument("--config", required=True, type=Path, metavar="TOOL.json")
+    srv.set_defaults(run=_lti_serve)
+
+
+def _lti_keys(args) -> int:
+    from .lms.grades import GradesError
+    from .lms.lti_tool import make_keys
+    from .names import one_line
+
+    try:
+        key = make_keys(args.out)
+    except (GradesError, OSError) as e:
+        print(f"autograder: {one_line(str(e), 500)}", file=sys.stderr)
+        return 2
+    print(f"{args.out}: private.pem (keep it; mode 600) and jwks.json (key id {key.kid}): give the platform "
+          "the tool's /jwks.json URL")
+    return 0
+
+
+def _lti_serve(args) -> int:
+    from .lms.grades import GradesError
+    from .lms.lti_server import serve
+    from .lms.lti_tool import read_config
+    from .names import one_line
+
+    try:
+        serve(read_config(args.config))
+    except (GradesError, OSError, ValueError) as e:
+        print(f"autograder: {one_line(str(e), 500)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 0
+    return 0
 
 
 def _gradescope(args) -> int:
@@ -267,12 +322,14 @@ def _gradescope(args) -> int:
               file=sys.stderr)
         return 2
     try:
-        bundle = build(args.assignment, args.out, visibility=args.visibility, timeout=args.timeout, wheel=args.wheel)
+        bundle = build(args.assignment, args.out, visibility=args.visibility, timeout=args.timeout, wheel=args.wheel,
+                       python=args.python)
     except (OSError, RuntimeError, ValueError) as e:
         print(f"autograder: no zip written: {one_line(str(e), 500)}", file=sys.stderr)
         return 2
-    print(f"{bundle.path}: Gradescope autograder for {args.assignment} ({len(bundle.entries)} files; "
-          f"pinned {', '.join(bundle.pins)}). Upload it under Configure Autograder.")
+    print(f"{bundle.path}: Gradescope autograder for {args.assignment} ({len(bundle.entries)} files, "
+          f"{bundle.path.stat().st_size // 1000} kB; for Python {args.python}: {', '.join(bundle.pins)}). "
+          f"Upload it under Configure Autograder, with a base image whose python3 is {args.python}.")
     return 0
 
 
@@ -291,16 +348,27 @@ def _export_canvas(args) -> int:
     except GradesError as e:
         print(f"autograder: {one_line(str(e), 500)}", file=sys.stderr)
         return 2
-    result = canvas.export(grades, roster)
+    try:
+        result = canvas.export(grades, roster)
+    except GradesError as e:
+        print(f"autograder: no CSV written: {one_line(str(e), 500)}", file=sys.stderr)
+        return 2
     write_atomic(args.out, result.text)
     for name, students in result.not_in_roster.items():
         print(f"autograder: {name}: {len(students)} graded student(s) not in the roster, left out: {_some(students)}",
               file=sys.stderr)
-    for name, students in result.not_graded.items():
-        print(f"autograder: {name}: {len(students)} student(s) with no grade (blank, Canvas keeps what it has): "
-              f"{_some(students)}", file=sys.stderr)
+    for name, students in result.kept.items():
+        print(f"autograder: {name}: {len(students)} student(s) with no grade from the grader: their cell is what "
+              f"the roster says Canvas holds, so the import leaves it as it is (export the roster again if "
+              f"Canvas changed since): {_some(students)}", file=sys.stderr)
+    for name, replaced in result.replaced.items():
+        print(f"autograder: {name}: {len(replaced)} score(s) in Canvas that the import replaces: "
+              f"{_some([f'{r.student} {r.canvas} -> {r.graded}' for r in replaced])}", file=sys.stderr)
+    for name, (held, graded) in result.points_differ.items():
+        print(f"autograder: {name}: Canvas has {held} points possible, grades.csv {graded}; the import keeps "
+              f"Canvas's", file=sys.stderr)
     for name in result.new_columns:
-        print(f"autograder: {name}: no Canvas id (not in a --roster), so Canvas will make a new assignment",
+        print(f"autograder: {name}: no assignment of that title in the roster, so Canvas will make a new one",
               file=sys.stderr)
     print(f"{args.out}: {len(grades)} assignment(s) for Canvas's gradebook import")
     return 0
@@ -313,20 +381,18 @@ def _export_lti(args) -> int:
     from .lms.grades import GradesError, read
     from .names import one_line
 
-    if args.post and not args.token_file:
-        print("autograder: --post needs --token-file", file=sys.stderr)
+    if args.config and args.users:
+        print("autograder: --users is for the JSON lines; with --config the course's names and roles map students",
+              file=sys.stderr)
         return 2
     try:
         grades = read(args.grades, args.assignment)
         users = lti.read_users(args.users) if args.users else None
-        url = lti.scores_url(args.post) if args.post else None
-        token = args.token_file.read_text().strip() if args.token_file else ""
     except (GradesError, OSError) as e:
         print(f"autograder: {one_line(str(e), 500)}", file=sys.stderr)
         return 2
-    if args.post and not token:
-        print(f"autograder: {args.token_file} holds no token", file=sys.stderr)
-        return 2
+    if args.config:
+        return _post_lti(args, grades)
     result = lti.scores(grades, users)
     text = "".join(json.dumps(line) + "\n" for line in result.lines)
     if args.out:
@@ -341,12 +407,41 @@ def _export_lti(args) -> int:
     if result.no_user_id:
         print(f"autograder: {len(result.no_user_id)} student(s) not in {args.users}, no score: "
               f"{_some(result.no_user_id)}", file=sys.stderr)
-    if not url:
-        return 0
-    failed = lti.post(result.lines, args.post, token)
+    return 0
+
+
+def _post_lti(args, grades) -> int:
+    from .lms import lti, lti_services as svc
+    from .lms.grades import GradesError
+    from .lms.lti_tool import LtiError, load_keys, read_config, read_context
+    from .names import one_line
+
+    try:
+        config = read_config(args.config)
+        key = load_keys(config.keys)
+        context, endpoints = read_context(config, args.context)
+        if not endpoints.get("lineitems") or not endpoints.get("memberships"):
+            raise GradesError(f"course {context}'s launch granted no line items or names and roles service")
+        tok = svc.token(config, key, [svc.SCOPE_LINEITEM, svc.SCOPE_SCORE, svc.SCOPE_MEMBERSHIPS])
+        people = svc.members(endpoints["memberships"], tok)
+        lineitem, made = svc.line_item(endpoints["lineitems"], tok, grades.assignment, grades.assignment,
+                                       grades.max_score)
+    except (GradesError, LtiError, OSError) as e:
+        print(f"autograder: no score posted: {one_line(str(e), 500)}", file=sys.stderr)
+        return 2
+    result = lti.scores(grades, svc.user_ids(people))
+    print(f"autograder: {grades.assignment}: line item {lineitem} ({'made now' if made else 'found'})",
+          file=sys.stderr)
+    if result.not_graded:
+        print(f"autograder: {len(result.not_graded)} student(s) not graded, no score sent (the platform keeps "
+              f"what it has): {_some(result.not_graded)}", file=sys.stderr)
+    if result.no_user_id:
+        print(f"autograder: {len(result.no_user_id)} student(s) not among the course's learners, no score: "
+              f"{_some(result.no_user_id)}", file=sys.stderr)
+    failed = svc.post_scores(lineitem, tok, result.lines)
     for user, why in failed:
-        print(f"autograder: score for {one_line(user)} not accepted by {url}: {one_line(why)}", file=sys.stderr)
-    print(f"posted {len(result.lines) - len(failed)} of {len(result.lines)} scores to {url}", file=sys.stderr)
+        print(f"autograder: score for {one_line(user)} not accepted: {one_line(why)}", file=sys.stderr)
+    print(f"posted {len(result.lines) - len(failed)} of {len(result.lines)} scores to {lineitem}")
     return 1 if failed else 0
 
 
