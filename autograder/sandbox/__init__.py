@@ -1,6 +1,7 @@
 """Run untrusted submission code in confined child processes, never in the grader's own.
 
-    protocol.py  the frames on the pipes, and a reader that validates them
+    protocol.py  the frames on the pipes, and a reader that validates their size
+    frames.py    the schema of each frame's payload, and the typed values it parses into
     limits.py    what one submission may use (``Limits``)
     confine.py   the kernel's confinement primitives (the zygote picks the isolation level)
     zygote.py    the pristine process that forks confined children and ends them
@@ -10,7 +11,9 @@
 Only plain data crosses back (see wire.py); comparisons happen in the grader.
 """
 from .child import call_one
-from .handle import ExerciseRun, Sandbox, SandboxResult
+from .frames import CallOutcome, Ending
+from .handle import ExerciseRun, Sandbox, SandboxResult, Status
 from .limits import DEFAULT_MEMORY, Limits
 
-__all__ = ["DEFAULT_MEMORY", "ExerciseRun", "Limits", "Sandbox", "SandboxResult", "call_one"]
+__all__ = ["DEFAULT_MEMORY", "CallOutcome", "Ending", "ExerciseRun", "Limits", "Sandbox", "SandboxResult", "Status",
+           "call_one"]
