@@ -5,8 +5,8 @@
 # base: reference
 # A function that writes, by hand, on every pipe it holds, a RESULT frame that is well
 # framed and valid JSON but whose call records have the wrong types: a number where the
-# exception's name and its message belong, text where the seconds belong, a number where
-# the echoed inputs belong. Before issue 20.4 a judge raised on the number (msg.startswith)
+# message belongs (after the name NameError), text where the seconds belong, a number where
+# the echoed inputs belong. Before issue 20.4 a judge raised on the number (7.startswith)
 # and the submission was recorded as the grader's failure (NOT GRADED). Now the record is
 # that call's malformed outcome: the exercise scores 0 with a line saying what came back,
 # and the exercises before it keep their points. (It is the assignment's last exercise: the
@@ -28,7 +28,7 @@ def attention_with_biases(*args, **kwargs):
 
 
 def _record(i):
-    return [{"$dict": {"error": 5, "message": 7}},
+    return [{"$dict": {"error": "NameError", "message": 7}},
             {"$dict": {"value": 0.5, "seconds": "fast"}},
             {"$dict": {"value": 0.5, "seconds": 0.1, "inputs_after": 3}}][i % 3]
 
