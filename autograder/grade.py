@@ -12,7 +12,8 @@ from .assignments import exercise, exercises
 from .checks import Call, Check, Spec, Verdict, run_judge, test_name
 from .names import cap, one_line, raw_bytes
 from .results import Results, TestResult
-from .sandbox import ExerciseRun, Sandbox, Status, frames
+from .sandbox import ExerciseRun, Sandbox, frames
+from .sandbox.handle import Status
 
 DEFAULT_TIMEOUT = 10.0
 # Text stored in a results file is capped here, on the grader's side, whatever the sandbox

@@ -9,7 +9,8 @@ import pytest
 from autograder.grade import MAX_OUTPUT, MAX_TEST_OUTPUT, grade
 from autograder.report.feedback import feedback_html
 from autograder.report.table import grades_csv, neutralise
-from autograder.sandbox import CallOutcome, ExerciseRun, SandboxResult
+from autograder.sandbox import ExerciseRun, SandboxResult
+from autograder.sandbox.frames import CallOutcome
 
 ROOT = Path(__file__).resolve().parent.parent
 CORRECT = ROOT / "tests" / "submissions" / "ps2" / "correct_straightforward.py"

@@ -11,7 +11,7 @@ from autograder.checks import Call, Check, Fail, Spec, Verdict, all_of, each, pr
 from autograder.errors import GraderError
 from autograder.grade import plan
 from autograder.reference import Answers, load
-from autograder.sandbox import CallOutcome
+from autograder.sandbox.frames import CallOutcome
 
 OK = CallOutcome.returned(np.zeros(2))
 

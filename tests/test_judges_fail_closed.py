@@ -18,7 +18,7 @@ from autograder.checks import Call, Check, Spec, Verdict, matches_reference, run
 from autograder.errors import GraderError
 from autograder.grade import plan
 from autograder.reference import Answers, load
-from autograder.sandbox import CallOutcome
+from autograder.sandbox.frames import CallOutcome
 from autograder.wire import Opaque, materialize
 
 STUDENT = "issue-8-fail-closed"  # any name: inputs are drawn per student

@@ -11,7 +11,7 @@ import pytest
 from autograder import worked_inputs as W
 from autograder.assignments import exercise
 from autograder.checks import run_judge
-from autograder.sandbox import CallOutcome
+from autograder.sandbox.frames import CallOutcome
 from autograder.grade import plan
 from autograder.reference import Answers, load
 from solutions import ps1, ps3, ps4

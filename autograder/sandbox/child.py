@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from .. import wire
 from . import confine
-from .frames import MAX_LINE, MAX_NAME, MAX_WHERE
 from .limits import Limits
 from .protocol import Kind, Reader, send
+from .frames import MAX_LINE, MAX_NAME, MAX_WHERE
 
 JOB_LIMIT = 1 << 32  # the grader's own job frame: inputs can be large, and it is trusted
 
