@@ -221,15 +221,15 @@ def frames_any(draw) -> bytes:
 @st.composite
 def streams(draw):
     """One child's script: its real first step, then forged frames (a RESULT of its exercise
-    most often), the whole cut at any byte or not."""
+    most often), cut at any byte or not."""
     forged = draw(st.lists(
         frames_any() | result_payloads().map(lambda p: frame(Kind.RESULT, p))
         | st.integers(0, 6).map(lambda k: frame(Kind.EXERCISE, str(k).encode())), min_size=0, max_size=6))
     cut = draw(st.none() | st.integers(0, 1 << 16))
 
-    def script(plan, job) -> bytes:
-        data = first_step(plan) + b"".join(forged)
-        return data if cut is None else data[:cut]
+    def script(plan, job) -> bytes:  # the real first step whole: a cut inside it is before any student code
+        data = b"".join(forged)
+        return first_step(plan) + (data if cut is None else data[:cut])
     return script
 
 
