@@ -1,7 +1,9 @@
 """What a check is, and the trusted comparisons every exercise's checks are built from.
 
 A ``Check`` names the calls to make in the sandbox and a ``judge`` that turns what came
-back into a ``Verdict``. Judges run in the grader's process on plain data. A visible
+back into a ``Verdict``. Judges run in the grader's process on typed outcomes
+(``sandbox.frames.CallOutcome``, one per call: parsed at the boundary, never a child's raw
+dicts), whose values are wire.py's plain data. A visible
 check's judge gets ``ref=None`` and must manage without the reference: the same check
 runs in a student's notebook (selfcheck.py), where no reference exists.
 """
@@ -14,6 +16,7 @@ import numpy as np
 
 from . import misconceptions
 from .errors import GraderError
+from .sandbox.frames import NOT_A_RESULT, CallOutcome, Ending
 from .wire import Opaque
 
 # Absolute and relative tolerance by the least precise float dtype among inputs and output.
@@ -48,7 +51,7 @@ class Spec:
     points: float
     visible: bool = False  # a student runs it in the notebook; hidden ones decide the grade
 
-    def bind(self, calls: tuple[Call, ...], judge: Callable[[list[dict], Any], Verdict]) -> "Bound":
+    def bind(self, calls: tuple[Call, ...], judge: Callable[[list[CallOutcome], Any], Verdict]) -> "Bound":
         """This check with one student's inputs: the calls to make and who judges them."""
         return Bound(self, tuple(calls), judge)
 
@@ -57,7 +60,7 @@ class Spec:
 class Bound:
     spec: Spec
     calls: tuple[Call, ...]
-    judge: Callable[[list[dict], Any], Verdict]
+    judge: Callable[[list[CallOutcome], Any], Verdict]
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,7 @@ class Check:
     exercise: str
     spec: Spec
     calls: tuple[Call, ...]  # a check shares a call with another by holding the same Call
-    judge: Callable[[list[dict], Any], Verdict]
+    judge: Callable[[list[CallOutcome], Any], Verdict]
 
     @property
     def title(self) -> str:
@@ -98,11 +101,14 @@ class Fail(Exception):
         self.verdict = Verdict(False, message, misconception, heatmap)
 
 
-def run_judge(check: Check, outcomes: list[dict], ref) -> Verdict:
+def run_judge(check: Check, outcomes: list[CallOutcome], ref) -> Verdict:
     """The check's verdict. A judge fails closed: it passes only by returning a passing
     Verdict, and it reads a student's value only after checking its type, dtype and shape,
     so a malformed value fails the check (with a message naming what came back) by ``Fail``.
-    Any other exception is a bug in the judge, never the student's fault: GraderError."""
+    Any other exception is a bug in the judge, never the student's fault: GraderError.
+    ``outcomes`` must be CallOutcomes (frames.py parsed them): anything else is the grader's bug."""
+    if not all(isinstance(o, CallOutcome) for o in outcomes):
+        raise GraderError(f"the judge of check {check.name!r} was handed outcomes that were never parsed")
     try:
         with np.errstate(all="ignore"):  # a student's huge or inf values overflow; the judge fails them itself
             verdict = check.judge(outcomes, ref)
@@ -117,7 +123,7 @@ def run_judge(check: Check, outcomes: list[dict], ref) -> Verdict:
     return verdict
 
 
-def named_from_table(check: Check, outcomes: list[dict], verdict: Verdict) -> Verdict:
+def named_from_table(check: Check, outcomes: list[CallOutcome], verdict: Verdict) -> Verdict:
     """A failed visible check names the catalogued mistake whose output on one of its
     (public) inputs is the student's, from the table of worked_examples.py: the notebook
     has no reference to diagnose with, and the grader says the same words."""
@@ -126,7 +132,7 @@ def named_from_table(check: Check, outcomes: list[dict], verdict: Verdict) -> Ve
     if verdict.misconception is not None:
         return verdict
     for call, outcome in zip(check.calls, outcomes, strict=False):  # a short list is the judge's to fail
-        found = "error" not in outcome and worked_examples.name(call, outcome.get("value"))
+        found = outcome.ending is Ending.RETURNED and worked_examples.name(call, outcome.value)
         if found:
             text = misconceptions.explain(found, func=call.func, **misconceptions.context(call))
             return Verdict(False, f"{text}\n{verdict.message}", found, verdict.heatmap)
@@ -135,28 +141,34 @@ def named_from_table(check: Check, outcomes: list[dict], verdict: Verdict) -> Ve
 
 # ---------------------------------------------------------------- reading outcomes
 
-def returned(outcome: dict, func: str):
-    """The value a call returned, or a Fail that explains the exception it raised."""
-    if "error" in outcome:
-        kind, msg = outcome["error"], outcome.get("message", "")
-        if kind == "NameError" and msg.startswith("no function named"):
+def returned(outcome: CallOutcome, func: str):
+    """The value a call returned, or a Fail that explains the exception it raised (or that
+    what came back for it was not a result at all)."""
+    if outcome.ending is Ending.MALFORMED:
+        raise Fail(f"{func} {NOT_A_RESULT} ({outcome.message}): it wrote to the grader's channel, "
+                   "which only the grader's own code may.", "crashed")
+    if outcome.ending is Ending.RAISED:
+        if outcome.undefined:
             raise Fail(f"{func} is not defined in your submission: keep the function's name and "
                        "signature exactly as given.")
-        where = f" ({outcome['where']})" if outcome.get("where") else ""
-        if kind == "NotImplementedError":
+        where = f" ({outcome.where})" if outcome.where else ""
+        if outcome.error == "NotImplementedError":
             raise Fail(misconceptions.explain("not_implemented", func=func), "not_implemented")
-        raise Fail(f"{func} raised {msg}{where}. " + misconceptions.explain("crashed", func=func), "crashed")
-    return outcome.get("value")
+        raise Fail(f"{func} raised {outcome.message}{where}. " + misconceptions.explain("crashed", func=func),
+                   "crashed")
+    return outcome.value
 
 
-def raised(outcome: dict, func: str, exc: str, why: str) -> None:
+def raised(outcome: CallOutcome, func: str, exc: str, why: str) -> None:
     """Require that a call raised ``exc`` (by class name)."""
-    if outcome.get("error") == exc:
+    if outcome.ending is Ending.RAISED and outcome.error == exc:
         return
-    if outcome.get("error") == "NotImplementedError":
+    if outcome.ending is not Ending.RAISED:
+        returned(outcome, func)  # a malformed one says so
+        raise Fail(f"{func} should raise {exc} {why}, but it returned normally.")
+    if outcome.error == "NotImplementedError":
         raise Fail(misconceptions.explain("not_implemented", func=func), "not_implemented")
-    got = f"raised {outcome.get('message')}" if "error" in outcome else "returned normally"
-    raise Fail(f"{func} should raise {exc} {why}, but it {got}.")
+    raise Fail(f"{func} should raise {exc} {why}, but it raised {outcome.message}.")
 
 
 def describe_value(value) -> str:
@@ -202,8 +214,8 @@ def leaves_inputs_unchanged(call: Call, spec: Spec = UNCHANGED) -> Bound:
 
     def judge(outcomes, ref):
         value = returned(outcomes[0], call.func)
-        after = outcomes[0].get("inputs_after")
-        if not isinstance(after, list) or len(after) != len(before) or any(
+        after = outcomes[0].inputs_after
+        if not isinstance(after, tuple) or len(after) != len(before) or any(
                 not isinstance(a, np.ndarray) or a.dtype != b.dtype or a.shape != b.shape
                 or not np.array_equal(a, b, equal_nan=True)
                 for a, b in zip(after, before, strict=True)):
@@ -386,7 +398,7 @@ def matches_worked(call: Call, pick: Callable[[Any], Any] = lambda v: v, what: s
     def judge(outcomes, ref):
         if loud:
             value = returned(outcomes[0], call.func)
-            ordinary = outcomes[1].get("value") if "error" not in outcomes[1] else None
+            ordinary = outcomes[1].value if outcomes[1].ending is Ending.RETURNED else None
             got = pick(value) if isinstance(value, (tuple, list, np.ndarray)) else value
             finite_there = all(isinstance(a, np.ndarray) and a.dtype.kind == "f" and np.isfinite(a).all()
                                for a in (ordinary if isinstance(ordinary, (tuple, list)) else [ordinary]))

@@ -12,7 +12,8 @@ from .assignments import exercise, exercises
 from .checks import Call, Check, Spec, Verdict, run_judge, test_name
 from .names import cap, one_line, raw_bytes
 from .results import Results, TestResult
-from .sandbox import ExerciseRun, Sandbox
+from .sandbox import ExerciseRun, Sandbox, frames
+from .sandbox.handle import Status
 
 DEFAULT_TIMEOUT = 10.0
 # Text stored in a results file is capped here, on the grader's side, whatever the sandbox
@@ -107,16 +108,21 @@ def distinct_calls(checks: list[Check]) -> list[Call]:
 def _judge_exercise(name: str, checks: list[Check], calls: list[Call], run: ExerciseRun, ref,
                     timeout: float) -> list[TestResult]:
     where = {id(call): i for i, call in enumerate(calls)}
+    outcomes, malformed = (), ""
+    if run.status == Status.OK:
+        try:
+            outcomes = frames.match(run.outcomes, [call.echo for call in calls])
+        except frames.Malformed as e:  # as many results as calls, or it is not this job's
+            malformed = f"{name} {frames.NOT_A_RESULT} ({e}), so {crashes.UNTRUSTED}."
     out = []
     for check in checks:
-        if run.status == "ok" and len(run.outcomes) == len(calls):
-            verdict = run_judge(check, [run.outcomes[where[id(call)]] for call in check.calls], ref)
-        elif run.status == "ok":
-            verdict = Verdict(False, f"{name} sent back {len(run.outcomes)} results for "
-                                     f"{len(calls)} calls, so {crashes.UNTRUSTED}.", "crashed")
-        elif run.status == "timeout":
+        if run.status == Status.OK and not malformed:
+            verdict = run_judge(check, [outcomes[where[id(call)]] for call in check.calls], ref)
+        elif run.status in (Status.OK, Status.MALFORMED):
+            verdict = Verdict(False, malformed or crashes.sentence(name, run.detail, None), "crashed")
+        elif run.status == Status.TIMEOUT:
             verdict = Verdict(False, misconceptions.explain("timeout", func=name, limit=timeout), "timeout")
-        elif run.status == "empty":
+        elif run.status == Status.EMPTY:
             verdict = Verdict(False, "nothing in the submission could be run (see the problems above).")
         else:
             verdict = Verdict(False, crashes.sentence(name, run.detail or f"failed, so {crashes.NO_RESULT}", run.ended),

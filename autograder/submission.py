@@ -295,12 +295,26 @@ def _notebook_cells(text: str, sub: Submission, name: str) -> list[tuple[int, st
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         sub.problem(f"{name} is not a Jupyter notebook (no list of cells)")
         return []
-    if nb.get("nbformat") != 4:
-        shown = nb.get("nbformat") if isinstance(nb.get("nbformat"), (int, float)) else "unknown"
+    if nb.get("nbformat") != 4 or type(nb.get("nbformat")) is not int:
+        shown = nb.get("nbformat") if type(nb.get("nbformat")) in (int, float) else "unknown"
         sub.problem(f"{name} has notebook format {shown}; only format 4 is read, so it was read as well as possible")
+    if "nbformat_minor" in nb and type(nb["nbformat_minor"]) is not int:
+        sub.problem(f"{name}'s nbformat_minor is {_kind(nb['nbformat_minor'])}, not a number; it was ignored")
+    if "metadata" in nb and not isinstance(nb["metadata"], dict):
+        sub.problem(f"{name}'s metadata is {_kind(nb['metadata'])}, not a mapping; it was ignored "
+                    "(open the notebook in Jupyter, save, and submit again)")
     out = []
     for i, cell in enumerate(nb["cells"]):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+        if not isinstance(cell, dict):
+            sub.problem(f"cell {i + 1} of {name} is {_kind(cell)}, not a cell; it was skipped")
+            continue
+        if cell.get("cell_type") not in ("code", "markdown", "raw"):
+            sub.problem(f"cell {i + 1} of {name} has {_cell_type(cell)}; it was skipped")
+            continue
+        if "metadata" in cell and not isinstance(cell["metadata"], dict):
+            sub.problem(f"cell {i + 1} of {name}: its metadata is {_kind(cell['metadata'])}, not a mapping; "
+                        "it was read without it")
+        if cell.get("cell_type") != "code":
             continue
         src = cell.get("source", "")
         if isinstance(src, list) and all(isinstance(s, str) for s in src):
@@ -317,6 +331,21 @@ def _notebook_cells(text: str, sub: Submission, name: str) -> list[tuple[int, st
             continue  # the course's own demonstration, as released: nothing of the student's
         out.append((i, src))
     return out
+
+
+def _kind(x) -> str:
+    """What a notebook held where a structure belongs, in a word or two."""
+    return {list: "a list", dict: "a mapping", str: "text", bool: "true or false", type(None): "null",
+            int: "a number", float: "a number"}.get(type(x), "something else")
+
+
+def _cell_type(cell: dict) -> str:
+    kind = cell.get("cell_type")
+    if kind is None:
+        return "no cell_type"
+    if isinstance(kind, str):
+        return f"the unknown cell_type {one_line(kind, 40)!r}"
+    return f"a cell_type that is {_kind(kind)}, not text"
 
 
 def demo_digest(source: str) -> str:

@@ -4,8 +4,8 @@ Both directions use it: the grader encodes the calls' inputs, the sandboxed chil
 what the student's functions returned. Decoding never unpickles and never builds anything
 but None, bools, numbers, strings, bytes, tuples, lists, dicts with string keys, numpy
 arrays and scalars of a bool, int, uint or float dtype (a plain ndarray, never a subclass),
-and the placeholders below (``Rng``, ``NpInt``, ``Opaque``), so a submission cannot smuggle
-an object with a lying ``__eq__`` back to the grader.
+and the placeholders below (``Rng``, ``NpInt``, ``Opaque``, ``Malformed``), so a submission
+cannot smuggle an object with a lying ``__eq__`` back to the grader.
 
 A frame (``encode``) is an 8-byte big-endian length, that many bytes of UTF-8 JSON
 ``{"doc": ..., "arrays": [[key, dtype, shape, offset, size], ...]}``, then the arrays' raw
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,6 +51,15 @@ class Opaque:
     type_name: str
 
 
+@dataclass(frozen=True)
+class Malformed:
+    """Where a decoded frame holds something ``encode`` never writes (an unknown tag, an array
+    entry that does not fit its bytes, a scalar of the wrong type, a list longer than
+    MAX_ITEMS, a doc nested deeper than encode nests): a forged frame. Not a value a student
+    returned: sandbox/frames.py makes the call that holds one a malformed outcome."""
+    why: str
+
+
 def encode(tree) -> bytes:
     """One frame: 8-byte JSON length, JSON, then the arrays' raw bytes back to back."""
     arrays: dict[int, tuple[str, np.ndarray]] = {}
@@ -71,23 +81,60 @@ def decode(blob: bytes):
     """The value ``encode`` framed. A frame that is not one raises (ValueError, TypeError,
     KeyError, OverflowError...; the caller treats any exception as unreadable data): cut short,
     a header over MAX_HEADER bytes, JSON that is not ``{"doc", "arrays"}``, an array entry that
-    is not five fields, a dtype numpy cannot read, a shape numpy cannot build, a scalar that
-    does not fit its dtype. A value that is malformed inside a readable frame (an unknown tag,
-    an array that is missing, not numeric, or whose shape, offset or size do not fit the
-    bytes) decodes as ``Opaque``."""
+    is not five fields. Inside a readable frame, whatever ``encode`` would not have written (an
+    unknown tag, an array that is missing, not numeric, or whose dtype, shape, offset or size do
+    not fit the bytes, a scalar that does not fit its dtype) decodes as ``Malformed`` where it
+    stands, so the rest of the frame still reads."""
     n = int.from_bytes(blob[:8], "big")
     if n > MAX_HEADER:
         raise ValueError(f"a header of {n} bytes is over the limit")
     head = json.loads(blob[8 : 8 + n].decode())
+    if type(head) is not dict or set(head) != {"doc", "arrays"} or type(head["arrays"]) is not list:
+        raise ValueError("a header that is not {doc, arrays}")
     body = memoryview(blob)[8 + n :]
     arrays = {}
     for key, dtype, shape, offset, size in head["arrays"]:
-        dt = np.dtype(str(dtype))
-        if (dt.kind not in "biuf" or not _sizes(offset, size, *shape) or offset + size > len(body)
-                or math.prod(shape) * dt.itemsize != size):
-            continue  # a missing array decodes as Opaque("malformed value")
-        arrays[str(key)] = np.frombuffer(body[offset : offset + size], dtype=dt).reshape(tuple(shape)).copy()
+        if type(key) is not str or key in arrays:
+            raise ValueError("an array table whose keys are not distinct names")
+        arrays[key] = _array(body, dtype, shape, offset, size)
     return _from_json(head["doc"], arrays, 0)
+
+
+# The dtypes encode sends: a byte order, a kind of bool, int, uint or float, an item size.
+_DTYPE = re.compile(r"[<>|=]?[biuf][0-9]{1,2}")
+MAX_NDIM = 64  # numpy's own limit
+
+
+def _dtype(text) -> np.dtype | None:
+    """The numeric dtype ``text`` names, or None: nothing else is even handed to numpy."""
+    if not isinstance(text, str) or not _DTYPE.fullmatch(text):
+        return None
+    try:
+        dt = np.dtype(text)
+    except (TypeError, ValueError):  # "i3", "f1": no such dtype
+        return None
+    return dt if dt.kind in "biuf" else None
+
+
+def _array(body: memoryview, dtype, shape, offset, size):
+    """One entry of the array table: the array, or Malformed saying what does not fit."""
+    dt = _dtype(dtype)
+    if dt is None:
+        return Malformed(f"an array of dtype {str(dtype)[:40]!r}, not a number type")
+    if type(shape) is not list or len(shape) > MAX_NDIM or not _sizes(offset, size, *shape):
+        return Malformed("an array whose shape, offset or size are not counts")
+    if offset + size > len(body) or math.prod(shape) * dt.itemsize != size:
+        return Malformed(f"an array whose {_short(size)} bytes do not fit its shape {_short(shape)}")
+    try:
+        return np.frombuffer(body[offset : offset + size], dtype=dt).reshape(tuple(shape)).copy()
+    except (ValueError, OverflowError, MemoryError):  # a zero-size shape of dimensions past intp
+        return Malformed(f"an array of shape {_short(shape)}, which numpy cannot build")
+
+
+def _short(x) -> str:
+    """A forged number or list in a few characters: it goes into a student's message."""
+    text = repr(x)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def _sizes(*values) -> bool:
@@ -142,32 +189,59 @@ def _add(arrays: dict, a: np.ndarray) -> str:
 
 
 def _from_json(doc, arrays, depth):
-    if depth > MAX_DEPTH + 1:
-        return Opaque("deeply nested value")
-    if doc is None or isinstance(doc, (bool, int, float, str)):
+    """What encode's ``_to_json`` wrote, read back; anything it would not write is Malformed."""
+    if depth > MAX_DEPTH + 1:  # encode stops at MAX_DEPTH with an $opaque
+        return Malformed("a value nested deeper than the grader's wire nests")
+    t = type(doc)
+    if doc is None or t is bool or t is float or t is str:
         return doc
-    if not isinstance(doc, dict) or len(doc) not in (1, 2):
-        return Opaque("malformed value")
+    if t is int:
+        return doc if doc.bit_length() <= MAX_INT_BITS else Malformed("an int of more bits than travel as a number")
+    if t is not dict or len(doc) not in (1, 2):
+        return Malformed("a bare JSON list or object where a tagged value belongs")
     (tag, val), *rest = doc.items()
-    if tag == "$array" and isinstance(val, str) and val in arrays:
-        return arrays[val]
-    if tag == "$bytes" and isinstance(val, str) and val in arrays:
-        return arrays[val].tobytes()
-    if tag == "$scalar" and rest and isinstance(val, (int, float)):
-        dtype = np.dtype(str(rest[0][1]))
-        return dtype.type(val) if dtype.kind in "biuf" else Opaque("malformed value")
-    if tag == "$rng" and isinstance(val, int):
-        return Rng(val)
-    if tag == "$npint" and isinstance(val, int):
-        return NpInt(val)
-    if tag in ("$tuple", "$list") and isinstance(val, list):
+    if rest and (tag != "$scalar" or rest[0][0] != "dtype"):
+        return Malformed("a value of two keys that is not a scalar")
+    if tag in ("$array", "$bytes"):
+        a = arrays.get(val) if type(val) is str else None
+        if not isinstance(a, np.ndarray):
+            return a if isinstance(a, Malformed) else Malformed(f"{tag} naming no array of the frame")
+        if tag == "$array":
+            return a
+        return a.tobytes() if a.dtype == np.uint8 and a.ndim == 1 else Malformed("$bytes of an array that is not bytes")
+    if tag == "$scalar":
+        return _scalar(val, rest[0][1] if rest else None)
+    if tag in ("$rng", "$npint"):
+        if type(val) is not int or val.bit_length() > 64:
+            return Malformed(f"{tag} of something that is not a 64-bit int")
+        return Rng(val) if tag == "$rng" else NpInt(val)
+    if tag in ("$tuple", "$list"):
+        if type(val) is not list or len(val) > MAX_ITEMS:
+            return Malformed(f"{tag} of something that is not a list of at most {MAX_ITEMS} items")
         items = [_from_json(v, arrays, depth + 1) for v in val]
         return tuple(items) if tag == "$tuple" else items
-    if tag == "$dict" and isinstance(val, dict):
-        return {str(k): _from_json(v, arrays, depth + 1) for k, v in val.items()}
+    if tag == "$dict":
+        if type(val) is not dict or len(val) > MAX_ITEMS:
+            return Malformed(f"$dict of something that is not an object of at most {MAX_ITEMS} keys")
+        return {k: _from_json(v, arrays, depth + 1) for k, v in val.items()}
     if tag == "$opaque":
-        return Opaque(str(val)[:200])
-    return Opaque("malformed value")
+        return Opaque(val[:200]) if type(val) is str else Malformed("$opaque of something that is not a name")
+    return Malformed(f"an unknown tag {str(tag)[:40]!r}")
+
+
+def _scalar(val, dtype):
+    """A numpy scalar as encode writes one: a float for a float dtype, an int for an int or
+    uint dtype, a bool for bool, within the dtype's range."""
+    dt = _dtype(dtype)
+    want = {"f": float, "b": bool}.get(dt.kind, int) if dt is not None else None
+    if want is None or type(val) is not want:
+        return Malformed(f"a scalar of dtype {str(dtype)[:40]!r} holding {type(val).__name__}")
+    if want is float:
+        with np.errstate(over="ignore"):  # a float16's inf was sent as a float, and fits back
+            return dt.type(val)
+    if want is int and not (np.iinfo(dt).min <= val <= np.iinfo(dt).max):
+        return Malformed(f"a scalar {_short(val)} out of the range of {dt}")
+    return dt.type(val)
 
 
 def materialize(x):

@@ -85,22 +85,24 @@ def build(reference, visible_calls) -> dict:
     function (the catalogue's own, then inherited ones) whose output there differs from it."""
     from .sandbox import call_one
 
+    from .sandbox.frames import Ending, through_wire
+
     def run(fn, call):  # as the grader sees a value: through the wire
-        return wire.decode(wire.encode(call_one(fn, call.func, call.args, call.kwargs)))
+        return through_wire([call_one(fn, call.func, call.args, call.kwargs)])[0]
 
     answers, entries = {}, []
     for call in visible_calls:
         key = call_key(call)
         right = run(reference.solution(call.func), call)
-        if "error" in right:
+        if right.ending is not Ending.RETURNED:
             continue  # a visible check that wants a ValueError: nothing to store
-        answers[key] = base64.b64encode(wire.encode(right["value"])).decode()
+        answers[key] = base64.b64encode(wire.encode(right.value)).decode()
         found: list[tuple[str, object]] = []
         for mistake, fn in reference.mistakes(call.func):
             outcome = run(fn, call)
-            if "error" in outcome or reproduces(outcome.get("value"), right["value"]):
+            if outcome.ending is not Ending.RETURNED or reproduces(outcome.value, right.value):
                 continue  # a crash is named as a crash; a mistake invisible here names nothing
-            found.append((mistake, outcome["value"]))
+            found.append((mistake, outcome.value))
         for mistake, value in found:
             # An output that two different mistakes give, or that work without any attention
             # gives too (all zeros, one number everywhere), cannot say which mistake was made.

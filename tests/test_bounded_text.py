@@ -10,6 +10,7 @@ from autograder.grade import MAX_OUTPUT, MAX_TEST_OUTPUT, grade
 from autograder.report.feedback import feedback_html
 from autograder.report.table import grades_csv, neutralise
 from autograder.sandbox import ExerciseRun, SandboxResult
+from autograder.sandbox.frames import CallOutcome
 
 ROOT = Path(__file__).resolve().parent.parent
 CORRECT = ROOT / "tests" / "submissions" / "ps2" / "correct_straightforward.py"
@@ -23,9 +24,11 @@ class FloodingSandbox:
         self.channel = channel
 
     def run(self, cells, exercises, timeout, memory):
-        outcome = {"error": "ValueError", "message": FLOOD} if self.channel == "message" else {"value": FLOOD}
+        # A message past frames.MAX_LINE does not parse: only the grader's own typed values can carry one.
+        outcome = (CallOutcome.raised("ValueError", FLOOD) if self.channel == "message"
+                   else CallOutcome.returned(FLOOD))
         runs = {name: (ExerciseRun("crashed", detail=FLOOD) if self.channel == "crash detail"
-                       else ExerciseRun("ok", [outcome] * len(calls))) for name, calls in exercises}
+                       else ExerciseRun("ok", (outcome,) * len(calls))) for name, calls in exercises}
         problems = [(0, FLOOD)] if self.channel == "cell problem" else []
         return SandboxResult(runs, problems, FLOOD if self.channel == "printed" else "", 0.1)
 

@@ -136,4 +136,4 @@ def test_a_sandbox_with_a_smaller_memory_limit_applies_it_to_every_process():
         run = sb.run(["import numpy as np\ndef first():\n    return float(np.ones(64 << 20).sum())\n",
                       SECOND_IS_FINE], EXERCISES, TIMEOUT)  # 512 MiB
     (outcome,) = run.exercises["first"].outcomes
-    assert outcome.get("error") == "MemoryError", outcome
+    assert outcome.error == "MemoryError", outcome

@@ -4,11 +4,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder import selfcheck, wire
+from autograder import selfcheck
 from autograder.assignments import exercise
 from autograder.checks import run_judge
 from autograder.reference import Answers, load
 from autograder.sandbox import call_one
+from autograder.sandbox.frames import through_wire
 from autograder.worked_inputs import GAIN_EXAMPLE, PREVIOUS_TOKEN_VOCAB, PREVIOUS_TOKENS
 
 F = "previous_token_head"
@@ -20,7 +21,7 @@ def verdicts(name: str, func, seed: int = 3) -> dict[str, tuple[bool, str, str |
     ref = Answers(load())
     out = {}
     for check in exercise(name).checks(np.random.default_rng(seed)):
-        outcomes = [wire.decode(wire.encode(call_one(func, name, c.args, c.kwargs))) for c in check.calls]
+        outcomes = through_wire([call_one(func, name, c.args, c.kwargs) for c in check.calls])
         v = run_judge(check, outcomes, None if check.visible else ref)
         out[check.title] = (v.passed, v.message, v.misconception)
     return out
@@ -105,8 +106,8 @@ def test_the_margin_check_reads_the_same_weights_as_running_the_head():
         W_Q, W_K = rng.standard_normal((d, T)) * rng.uniform(0, 20), rng.standard_normal((d, T))
         W_V = np.vstack([np.eye(n_vocab), np.zeros((T, n_vocab))])
         prev = _weight_on_previous(W_Q, W_K, n_vocab, tokens)
-        outcome = wire.decode(wire.encode(call_one(lambda n, t, W=(W_Q, W_K, W_V): W, F, (n_vocab, T), {})))
-        verdict = run_judge(check, [outcome], None)
+        outcomes = through_wire([call_one(lambda n, t, W=(W_Q, W_K, W_V): W, F, (n_vocab, T), {})])
+        verdict = run_judge(check, list(outcomes), None)
         if np.all(prev >= 0.99 + 1e-9):
             # the weights pass; the output bar then holds by at most 1 - min(prev) from the weights
             assert verdict.passed == bool(1 - prev.min() <= 0.01 - 1e-9), (trial, prev, verdict.message)

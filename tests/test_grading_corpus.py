@@ -359,6 +359,12 @@ def test_malformed_notebook_is_explained_in_one_line(graded):
     assert len(lines) == 1 and "malformed_notebook.ipynb" in lines[0]
 
 
+def test_notebook_whose_metadata_is_a_list_says_so_in_one_line(graded):
+    results = graded(SUBMISSIONS / "ps1" / "notebook_metadata_list.ipynb", "ps1")
+    said = [line for line in results.output.splitlines() if "metadata is a list" in line]
+    assert len(said) == 1 and "notebook_metadata_list.ipynb" in said[0], results.output
+
+
 def test_notebook_cell_with_a_syntax_error_is_named_in_the_output(graded):
     results = graded(SUBMISSIONS / "ps1" / "notebook_with_magics.ipynb", "ps1")
     assert any(line.startswith("cell 7 has a syntax error") for line in results.output.splitlines())

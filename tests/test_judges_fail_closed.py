@@ -1,8 +1,8 @@
 """Every judge fails closed: a value that is not an answer earns no check (issue 8).
 
-The checks are the ones a student gets (``grade.plan``), judged on outcome dicts shaped
-like the sandbox's (``sandbox.call_one``): ``{"value": ..., "seconds": ...}`` (plus
-``inputs_after`` for a call that echoes its inputs) or ``{"error": ..., "message": ...}``.
+The checks are the ones a student gets (``grade.plan``), judged on typed outcomes
+(``sandbox.frames.CallOutcome``) as the sandbox's records parse into: returned (with
+``inputs_after`` for a call that echoes its inputs) or raised.
 Each non-answer is built from the reference's own output on the call, so it has the
 contract's structure (tuples, shapes) and differs only in what makes it not an answer.
 """
@@ -18,6 +18,7 @@ from autograder.checks import Call, Check, Spec, Verdict, matches_reference, run
 from autograder.errors import GraderError
 from autograder.grade import plan
 from autograder.reference import Answers, load
+from autograder.sandbox.frames import CallOutcome
 from autograder.wire import Opaque, materialize
 
 STUDENT = "issue-8-fail-closed"  # any name: inputs are drawn per student
@@ -83,13 +84,10 @@ NON_ANSWERS = {
 }
 
 
-def outcome(call: Call, value) -> dict:
+def outcome(call: Call, value) -> CallOutcome:
     """What call_one sends back for a function that returned ``value`` and left its inputs alone."""
-    out = {"value": value, "seconds": 0.001}
-    if call.echo:
-        out["inputs_after"] = [np.array(a, copy=True) for a in (*call.args, *call.kwargs.values())
-                               if isinstance(a, np.ndarray)]
-    return out
+    after = tuple(np.array(a, copy=True) for a in (*call.args, *call.kwargs.values()) if isinstance(a, np.ndarray))
+    return CallOutcome.returned(value, 0.001, after if call.echo else None)
 
 
 def verdict_for(check: Check, ref, make_value) -> Verdict:
@@ -123,7 +121,7 @@ def test_lone_array_for_a_tuple_earns_no_points(ref, check):
 @pytest.mark.parametrize("check", CHECKS, ids=CHECK_IDS)
 def test_raising_on_every_call_earns_no_points(ref, check, error):
     # A check that wants a ValueError on bad inputs also wants real output on good ones.
-    outcomes = [{"error": error, "message": f"{error}: no", "where": ""} for _ in check.calls]
+    outcomes = [CallOutcome.raised(error, f"{error}: no") for _ in check.calls]
     assert run_judge(check, outcomes, ref).passed is False
 
 
@@ -145,7 +143,7 @@ def test_reference_output_passes(ref, check):
         try:
             return outcome(call, run(ref.solution(call.func), call))
         except ValueError as e:
-            return {"error": "ValueError", "message": f"ValueError: {e}", "where": ""}
+            return CallOutcome.raised("ValueError", f"ValueError: {e}")
     verdict = run_judge(check, [answer(call) for call in check.calls], ref)
     assert verdict.passed is True, verdict.message
 
@@ -157,13 +155,13 @@ def test_judge_exception_is_a_grader_error(ref):
         return {}["missing"]
     check = Check("softmax", Spec("a buggy judge", 1), (Call("softmax", (np.zeros((2, 2)),)),), buggy)
     with pytest.raises(GraderError, match="softmax: a buggy judge"):
-        run_judge(check, [{"value": np.zeros((2, 2)), "seconds": 0.0}], ref)
+        run_judge(check, [CallOutcome.returned(np.zeros((2, 2)))], ref)
 
 
 def test_judge_returning_no_verdict_is_a_grader_error(ref):
     check = Check("softmax", Spec("returns True", 1), (Call("softmax", (np.zeros((2, 2)),)),), lambda o, r: True)
     with pytest.raises(GraderError):
-        run_judge(check, [{"value": np.zeros((2, 2)), "seconds": 0.0}], ref)
+        run_judge(check, [CallOutcome.returned(np.zeros((2, 2)))], ref)
 
 
 @pytest.mark.parametrize("value, named", [(Opaque("Widget"), "Widget"), ("0.5", "str"), (None, "None"),
@@ -171,7 +169,7 @@ def test_judge_returning_no_verdict_is_a_grader_error(ref):
 def test_malformed_value_fails_naming_what_came_back(ref, value, named):
     call = Call("softmax", (np.zeros((2, 2)),))
     check = Check("softmax", Spec("matches", 1), (call,), matches_reference(call))
-    verdict = run_judge(check, [{"value": value, "seconds": 0.0}], ref)
+    verdict = run_judge(check, [CallOutcome.returned(value)], ref)
     assert verdict.passed is False and named in verdict.message
 
 
@@ -195,7 +193,7 @@ def blend_x(call: Call) -> dict:
 def test_values_not_projected_output_has_another_shape(ref, name):
     # The premise of the next test: X is d = 8 wide, the answer h = 4.
     call = next(c for c in fused_checks() if c.name == name).calls[0]
-    assert blend_x(call)["value"].shape != ref.output(call).shape
+    assert blend_x(call).value.shape != ref.output(call).shape
 
 
 @pytest.mark.parametrize("name", [c.name for c in fused_checks() if not c.visible])
@@ -222,7 +220,7 @@ def test_every_catalogued_mistake_is_named_by_some_check(ref, func, mistake, fn)
             try:
                 outcomes.append(outcome(call, run(fn, call)))
             except Exception as e:  # noqa: BLE001 - the mistake crashes on these inputs, as a student's would
-                outcomes.append({"error": type(e).__name__, "message": str(e), "where": ""})
+                outcomes.append(CallOutcome.raised(type(e).__name__, str(e)))
         verdict = run_judge(check, outcomes, ref)
         named |= {verdict.misconception} if not verdict.passed else set()
     assert mistake in named

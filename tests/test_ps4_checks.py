@@ -11,6 +11,7 @@ import pytest
 from autograder import worked_inputs as W
 from autograder.assignments import exercise
 from autograder.checks import run_judge
+from autograder.sandbox.frames import CallOutcome
 from autograder.grade import plan
 from autograder.reference import Answers, load
 from solutions import ps1, ps3, ps4
@@ -34,11 +35,8 @@ def outcome(fn, call):
         with np.errstate(all="ignore"):
             value = fn(*args, **call.kwargs)
     except Exception as e:  # noqa: BLE001 - a raised error is an outcome, as the sandbox reports it
-        return {"error": type(e).__name__, "message": f"{type(e).__name__}: {e}"}
-    out = {"value": value}
-    if call.echo:
-        out["inputs_after"] = [a for a in args if isinstance(a, np.ndarray)]
-    return out
+        return CallOutcome.raised(type(e).__name__, f"{type(e).__name__}: {e}")
+    return CallOutcome.returned(value, 0.0, tuple(a for a in args if isinstance(a, np.ndarray)) if call.echo else None)
 
 
 def judged(checks, ref, name, fn) -> dict[str, tuple[bool, str | None]]:

@@ -87,11 +87,11 @@ def test_a_malformed_header_raises_an_exception_not_a_crash(doc):
         wire.decode(len(doc).to_bytes(8, "big") + doc)
 
 
-def test_the_handle_turns_unreadable_outcomes_into_a_crashed_exercise():
+def test_the_handle_turns_unreadable_outcomes_into_a_malformed_exercise():
     from autograder.sandbox.handle import _outcomes
 
     run = _outcomes(len(b"[[[").to_bytes(8, "big") + b"[[[")
-    assert run.status == "crashed" and "could not read" in run.detail
+    assert run.status == "malformed" and "not a result" in run.detail
 
 
 def test_a_child_that_cannot_confine_itself_is_a_grader_failure_not_a_grade():

@@ -170,7 +170,8 @@ def test_loading_grows_linearly_with_blank_lines_and_statements(tmp_path):
     ("ints.ipynb", json.dumps({"cells": [{"cell_type": "code", "source": [1, 2]}], "nbformat": 4}).encode(),
      "source is not text"),
     ("meta.ipynb", json.dumps({"cells": [{"cell_type": "code", "source": "x", "metadata": [1]}], "nbformat": 4,
-                               }).encode(), None),
+                               }).encode(), "metadata is a list"),
+    ("top_meta.ipynb", json.dumps({"cells": [], "metadata": [1], "nbformat": 4}).encode(), "metadata is a list"),
     ("data.py", b"x = [" + b"1," * 600_000 + b"]", "MiB of code"),
 ])
 def test_hostile_contents_give_one_line_not_a_traceback(tmp_path, name, content, phrase):
@@ -229,3 +230,52 @@ def test_unsupported_suffix(tmp_path):
     path = tmp_path / "alice.txt"
     path.write_text("x = 1")
     assert "only .py and .ipynb" in load(path).problems[0]
+
+
+# ---------------------------------------------------------------- malformed notebook structures (issue 20)
+
+SOUND_CELL = {"cell_type": "code", "metadata": {}, "source": "x = 1", "outputs": [], "execution_count": None}
+ODD = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=3),
+                st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=2), st.integers(), max_size=1))
+# Each way one part of a sound notebook can be malformed, with the words its line must hold.
+BREAKS = {
+    "metadata": (lambda nb, x: nb.update(metadata=x), lambda x: not isinstance(x, dict), "metadata"),
+    "nbformat": (lambda nb, x: nb.update(nbformat=x), lambda x: x != 4 or type(x) is not int, "notebook format"),
+    "nbformat_minor": (lambda nb, x: nb.update(nbformat_minor=x), lambda x: type(x) is not int, "nbformat_minor"),
+    "a cell": (lambda nb, x: nb["cells"].__setitem__(0, x), lambda x: not isinstance(x, dict), "cell 1"),
+    "cell_type": (lambda nb, x: nb["cells"][0].update(cell_type=x),
+                  lambda x: x not in ("code", "markdown", "raw"), "cell_type"),
+    "cell metadata": (lambda nb, x: nb["cells"][0].update(metadata=x), lambda x: not isinstance(x, dict),
+                      "its metadata"),
+    "source": (lambda nb, x: nb["cells"][0].update(source=x),
+               lambda x: not (isinstance(x, str) or (isinstance(x, list) and all(isinstance(s, str) for s in x))),
+               "source is not text"),
+}
+
+
+@given(st.lists(st.tuples(st.sampled_from(sorted(BREAKS)), ODD), min_size=1, max_size=3, unique_by=lambda b: b[0]))
+@settings(max_examples=200, deadline=None, derandomize=True)
+def test_each_malformed_part_of_a_notebook_gets_its_one_line(tmp_path_factory, breaks):
+    nb = {"cells": [dict(SOUND_CELL)], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    expected = []
+    for part, value in sorted(breaks, key=lambda b: b[0] != "a cell"):  # a cell replaced first: then its fields
+        if part in ("cell_type", "cell metadata", "source") and not isinstance(nb["cells"][0], dict):
+            continue
+        apply, broken, words = BREAKS[part]
+        apply(nb, value)
+        if broken(value):
+            expected.append(words)
+    cell = nb["cells"][0]
+    if isinstance(cell, dict) and cell.get("cell_type") != "code":
+        expected = [w for w in expected if w != "source is not text"]  # a cell that is not code is not run
+    if isinstance(cell, dict) and cell.get("cell_type") not in ("code", "markdown", "raw"):
+        # the cell is skipped, in a line that says why (also for a whole cell replaced by a dict without one)
+        expected = [w for w in expected if w not in ("source is not text", "its metadata")] + ["cell_type"]
+    path = tmp_path_factory.mktemp("nb") / "broken.ipynb"
+    path.write_text(json.dumps(nb))
+    sub = load(path)
+    assert all("\n" not in p for p in sub.problems)
+    for words in expected:
+        assert any(words in p for p in sub.problems), (words, sub.problems)
+    # and nothing else, but what compiling a drawn source says
+    assert all(any(w in p for w in expected) or "syntax error" in p for p in sub.problems), (expected, sub.problems)

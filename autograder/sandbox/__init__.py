@@ -6,6 +6,7 @@
     zygote.py    the pristine process that forks confined children and ends them
     child.py     the only code that runs beside student code
     handle.py    the grader's ``Sandbox``: the job's state machine, deadlines, output
+    frames.py    the schema of each frame's payload, and the typed values it parses into
 
 Only plain data crosses back (see wire.py); comparisons happen in the grader.
 """

@@ -17,6 +17,7 @@ from .. import wire
 from . import confine
 from .limits import Limits
 from .protocol import Kind, Reader, send
+from .frames import MAX_LINE, MAX_NAME, MAX_WHERE
 
 JOB_LIMIT = 1 << 32  # the grader's own job frame: inputs can be large, and it is trusted
 
@@ -131,7 +132,7 @@ def run(cells, exercises, start_exercise, skip, result_fd):
             exec(marshal.loads(code) if isinstance(code, bytes) else compile(code, f"<cell {i + 1}>", "exec"),
                  module.__dict__)
         except BaseException as e:  # noqa: BLE001 - sys.exit and Ctrl-C in a cell too
-            report(Kind.PROBLEM, f"{i}:{one_line(e)}".encode())
+            report(Kind.PROBLEM, f"{i}:{one_line(e)}".encode(errors="backslashreplace"))  # a lone surrogate too
     for k in range(start_exercise, len(exercises)):
         name, calls = exercises[k]
         report(Kind.EXERCISE, str(k).encode())
@@ -174,7 +175,9 @@ def call_one(func, func_name, args, kwargs, echo=False) -> dict:
             elif name.startswith("<line"):
                 where = f"line {tb.tb_lineno}"
             tb = tb.tb_next
-        return {"error": type(e).__name__, "message": one_line(e), "where": where}
+        # Each field within frames.py's sizes: a class or file name of the submission's own
+        # can be any length, and hold a newline.
+        return {"error": _line(type(e).__name__, MAX_NAME), "message": one_line(e), "where": _line(where, MAX_WHERE)}
     outcome = {"value": value, "seconds": time.perf_counter() - start}
     if echo:
         outcome["inputs_after"] = [a for a in (*args, *kwargs.values()) if isinstance(a, np.ndarray)]
@@ -182,5 +185,12 @@ def call_one(func, func_name, args, kwargs, echo=False) -> dict:
 
 
 def one_line(e: BaseException) -> str:
-    text = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-    return " ".join(text.split())[:300]
+    try:
+        text = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    except BaseException:  # noqa: BLE001 - the submission's own __str__ raised
+        text = _line(type(e).__name__, MAX_NAME)
+    return _line(text, MAX_LINE)
+
+
+def _line(text: str, limit: int) -> str:
+    return " ".join(str(text).split())[:limit]

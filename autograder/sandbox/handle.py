@@ -11,6 +11,7 @@ itself) raises ``GraderError``: it is the grader's failure, not the student's gr
 """
 from __future__ import annotations
 
+import enum
 import json
 import os
 import signal
@@ -25,19 +26,34 @@ from .. import wire
 from ..crashes import NO_RESULT, UNTRUSTED, Ended, clause
 from ..errors import GraderError
 from .limits import Limits
-from . import confine
+from . import confine, frames
+from .frames import CallOutcome
 from .protocol import Kind, ProtocolError, Reader, Stopped, Timeout, send
 
 SETUP_SECONDS = 30.0  # a child confining itself on a loaded machine
 
 
+class Status(str, enum.Enum):
+    """How an exercise's run ended. A str, so ``run.status == "ok"`` reads as it did."""
+    OK = "ok"  # its RESULT parsed: ``outcomes`` holds one CallOutcome per call
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"  # no result: ``detail`` and ``ended`` say why
+    MALFORMED = "malformed"  # its RESULT frame did not parse (frames.result): ``detail`` says what came back
+    EMPTY = "empty"  # grade.py's: nothing in the submission could run
+
+
 @dataclass
 class ExerciseRun:
     """What one exercise's calls produced in the sandbox."""
-    status: str  # "ok", "timeout" or "crashed" ("empty" from grade.py: nothing could run)
-    outcomes: list = field(default_factory=list)  # "ok": one dict per call, its value or its error
+    status: Status
+    outcomes: tuple[CallOutcome, ...] = field(default_factory=tuple)  # OK: one per call, in the job's order (frames.py)
     detail: str = ""  # why it crashed: a clause to follow the exercise's name, ending in its consequence
     ended: Ended | None = None  # how its process ended, when it ended in this exercise
+
+    def __post_init__(self):
+        self.status = Status(self.status)  # "crashed" as well as Status.CRASHED; anything else is a bug
+        if not (isinstance(self.outcomes, tuple) and all(isinstance(o, CallOutcome) for o in self.outcomes)):
+            raise TypeError("an ExerciseRun's outcomes are CallOutcomes (sandbox/frames.py)")
 
 
 @dataclass
@@ -379,26 +395,18 @@ class _Watch:
 
 
 NOT_REACHED = "was never reached: the run stopped before it (an earlier exercise ran out of time or ended the process)"
-UNREADABLE = f"sent back data the grader could not read, so {UNTRUSTED}"
 
 
 def _index(data: bytes, bound: int) -> int:
-    if not data.isdigit() or len(data) > 10:
-        raise ValueError("not an index")
-    i = int(data)
-    if i >= bound:
-        raise ValueError("out of range")
-    return i
+    return frames.index(data, bound)
 
 
 def _outcomes(blob: bytes) -> ExerciseRun:
+    """A RESULT frame's exercise: its outcomes, or its malformed run (the student's loss)."""
     try:
-        outcomes = wire.decode(blob)
-    except Exception:  # noqa: BLE001 - untrusted bytes: whatever fails, the exercise did
-        return ExerciseRun("crashed", detail=UNREADABLE)
-    if not isinstance(outcomes, list) or not all(isinstance(o, dict) for o in outcomes):
-        return ExerciseRun("crashed", detail=UNREADABLE)
-    return ExerciseRun("ok", outcomes)
+        return ExerciseRun(Status.OK, frames.result(blob))
+    except frames.Malformed as e:
+        return ExerciseRun(Status.MALFORMED, detail=f"{frames.NOT_A_RESULT} ({e}), so {UNTRUSTED}")
 
 
 def _kill_everything_of(c: _Child) -> None:
