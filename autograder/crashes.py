@@ -107,10 +107,11 @@ def whose(e: Ended, *, signals_refused: bool) -> Whose:
     ran, so it is never theirs: the handle does not ask). Exits, the memory cgroup's OOM
     kill, the CPU limit and every signal of KERNEL_FOR_ITSELF are the student's. Any other
     signal (SIGKILL, SIGTERM, SIGHUP, SIGUSR1, real-time ones...) was sent by a process:
-    where the filter refuses the submission every way to send one (``signals_refused``),
-    that process was not the submission's, and the sandbox's own kills only ever follow a
-    decision already recorded (a timeout, the watch), so the end is not the student's.
-    Without that filter the submission could have sent it itself: the student's, as before."""
+    where the submission cannot send its process one (``signals_refused``: it is the init of
+    its own pid namespace, or the filter refuses it every way), that process was not the
+    submission's, and the sandbox's own kills only ever follow a decision already recorded
+    (a timeout, the watch), so the end is not the student's. Otherwise the submission could
+    have sent it itself: the student's, as before."""
     if e.kind != "signal" or e.code in KERNEL_FOR_ITSELF:
         return Whose.STUDENT
     return Whose.GRADER if signals_refused else Whose.STUDENT

@@ -427,7 +427,7 @@ class Sandbox:
                             "budget": "sent nothing within the submission's budget",
                             "malformed": "sent a malformed frame", "stopped": f"was stopped: {stopped}"}[how]
                     raise _NotTheStudents(f"a sandbox child {what} before any student code ran")
-                if ended is not None and whose(ended, signals_refused=REFUSES_SIGNALS in self.layers) is Whose.GRADER:
+                if ended is not None and whose(ended, signals_refused=self._outsiders_only()) is Whose.GRADER:
                     where = f"in {step[0]} {step[1]}" if step else "between steps"
                     raise _NotTheStudents(f"a sandbox child was killed by {_said(ended)} {where}, a signal nothing "
                                           "in the sandbox sent")
@@ -435,6 +435,16 @@ class Sandbox:
                 return
         finally:
             job.spent += clock.spent()
+
+    def _outsiders_only(self) -> bool:
+        """Whether only a process outside the sandbox can kill a child with a signal of its
+        choosing. With namespaces each child is the init of a pid namespace of its own, and
+        the kernel drops every signal sent from inside that namespace whose action is the
+        default (a handler's end is an exit, the student's); only faults, a seccomp kill and
+        the kernel's kills at a limit (SIGKILL at RLIMIT_CPU, the OOM killer) are forced
+        through. Elsewhere (the uid level) the seccomp allow-list must refuse the child every
+        way to send one; until then the submission could have sent it itself."""
+        return "namespaces" in self.layers or REFUSES_SIGNALS in self.layers
 
     def _record_end(self, job: "_Job", step: tuple[str, int] | None, how: str, ended: Ended | None,
                     stopped: str) -> None:
