@@ -10,6 +10,7 @@ code that loops or sleeps still runs out of time.
 from __future__ import annotations
 
 import csv
+import json
 import os
 import select
 import signal
@@ -31,10 +32,12 @@ EXERCISES = [("first", [("first", (), {})]), ("second", [("second", (), {})]), (
 MARK_CELL, MARK_EXERCISE = "mark-in-cell", "mark-in-exercise"
 # Cell 0 says where it is and lingers, so the test can kill the child inside it; first()
 # does the same inside an exercise; second() and third() linger too, so a kill as the
-# result of any but the last comes in lands before the child's next RESULT or DONE. Right answers: first() == 1, second() == 2, third() == 3.
+# result of any but the last comes in lands before the child's next RESULT or DONE.
+# Right answers: first() == 1, second() == 2, third() == 3.
 CELLS = [f"import time\nprint({MARK_CELL!r}, flush=True)\ntime.sleep(0.3)\n",
          f"def first():\n    print({MARK_EXERCISE!r}, flush=True)\n    time.sleep(0.3)\n    return 1\n",
-         "import time\ndef second():\n    time.sleep(0.1)\n    return 2\n\ndef third():\n    time.sleep(0.3)\n    return 3\n"]
+         "import time\ndef second():\n    time.sleep(0.1)\n    return 2\n\n"
+         "def third():\n    time.sleep(0.3)\n    return 3\n"]
 
 
 @pytest.fixture(scope="module")
@@ -244,8 +247,6 @@ with Sandbox() as sb:
 @pytest.mark.skipif(os.geteuid() != 0, reason="the uid level needs root without CAP_SYS_ADMIN")
 @pytest.mark.parametrize("how", ["kill itself", "alarm it armed"])
 def test_at_the_uid_level_a_student_who_signals_itself_loses_the_exercise(how):
-    import json
-
     job = json.dumps([[SELF_INFLICTED[how], CELLS[2]], [[n, [list(c) for c in calls]] for n, calls in EXERCISES]])
     done = subprocess.run([*UID_LEVEL, sys.executable, "-c", AT_UID_LEVEL, str(ROOT), job],
                           capture_output=True, text=True, timeout=120)
@@ -408,3 +409,41 @@ def test_grade_batch_stores_no_grade_for_a_child_killed_twice_and_grades_it_next
     assert not any(v for k, v in row.items() if k != "student")
     again = run_batch(klass, "ps1", out, jobs=1, progress=False)  # a re-run grades it
     assert not again.failures and (out / "ada.json").exists()
+
+
+# ---------------------------------------------------------------- the corpus's self-signallers at the uid level
+
+SELF_SIGNALLERS = ["hostile_kills_itself.py", "hostile_alarm_kills_itself.py", "hostile_timer_sigkill.py",
+                   "hostile_sigio_sigkill.py"]
+GRADE_AT_UID_LEVEL = """
+import json, os, sys
+os.environ["AUTOGRADER_QUIET"] = "1"
+sys.path.insert(0, sys.argv[1])
+from autograder.grade import grade, hidden_paths
+from autograder.sandbox import Sandbox
+out = {}
+with Sandbox(hide=hidden_paths()) as sb:
+    for f in sys.argv[2:]:
+        r = grade(f, "ps1", sandbox=sb, timeout=5)
+        out[os.path.basename(f)] = {"level": sb.level, "scores": r.exercise_scores(),
+                                    "retried": list(sb.not_the_students),
+                                    "says": [t.output for t in r.tests if t.name.startswith("wired_attention")][0]}
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the uid level needs root without CAP_SYS_ADMIN")
+def test_at_the_uid_level_the_corpus_self_signallers_lose_their_exercise_and_nothing_is_retried():
+    # The corpus grades them at the test's own level (full, as root): there the init of a pid
+    # namespace drops their signals. Here they land: each is a kill the submission made.
+    from test_grading_corpus import SUBMISSIONS, with_root
+
+    files = [str(with_root(SUBMISSIONS / "ps1" / name)) for name in SELF_SIGNALLERS]
+    done = subprocess.run([*UID_LEVEL, sys.executable, "-c", GRADE_AT_UID_LEVEL, str(ROOT), *files],
+                          capture_output=True, text=True, timeout=300)
+    got = json.loads(done.stdout)
+    for name in SELF_SIGNALLERS:
+        g = got[name]
+        assert g["level"] == "uid" and g["retried"] == []
+        assert g["scores"]["wired_attention"] == 0
+        assert "killed by SIG" in g["says"], (name, g["says"])
