@@ -326,11 +326,12 @@ class Sandbox:
                 break
             c = self._spawn()
             out = _Output(self.limits.output)
-            theirs = True
+            theirs, spent = True, job.spent
             try:
                 self._attempt(c, out, job)
             except _NotTheStudents as e:
                 theirs = False  # what it printed, it prints again in the fresh child
+                job.spent = spent  # nor is its time the student's
                 not_theirs.append(str(e))
                 self.not_the_students.append(str(e))
                 if len(not_theirs) > RETRIES:
