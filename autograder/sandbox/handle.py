@@ -6,8 +6,15 @@ cell and per exercise while draining its output pipe; a cell that hangs is skipp
 exercise that hangs or crashes loses its own points, and a fresh child runs what remains.
 Every frame is validated here: a malformed one ends that child, never the grader.
 
-A failure of the sandbox itself (the zygote cannot start or dies, a child cannot confine
-itself) raises ``GraderError``: it is the grader's failure, not the student's grade.
+Deadlines count the child's own time (``_OwnTime``): wall time minus the time its main
+thread was runnable but waiting for a CPU, so a busy machine costs no student a point,
+while code that sleeps or blocks still runs out of time.
+
+An end that is not the student's doing (``_NotTheStudents``: the child ended or went silent
+before any student code ran in it, or a signal nobody in the sandbox could send killed it,
+see crashes.whose) is tried again once in a fresh child; a second one, and any failure of
+the sandbox itself (the zygote cannot start or dies), raises ``GraderError``: the grader's
+failure, never the student's grade. docs/grader-failures.md says the rules.
 """
 from __future__ import annotations
 
@@ -23,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import wire
-from ..crashes import NO_RESULT, UNTRUSTED, Ended, clause
+from ..crashes import NO_RESULT, REFUSES_SIGNALS, UNTRUSTED, Ended, Whose, clause, whose
 from ..errors import GraderError
 from .limits import Limits
 from . import confine, frames
@@ -31,6 +38,11 @@ from .frames import CallOutcome
 from .protocol import Kind, ProtocolError, Reader, Stopped, Timeout, send
 
 SETUP_SECONDS = 30.0  # a child confining itself on a loaded machine
+RETRIES = 1  # fresh children per job for ends that are not the student's, before it is the grader's failure
+# A step may take at most this many times its limit in wall time, whatever its own time: a
+# bound on a main thread that waits for a CPU without end (its own processes hogging its one
+# core). A single-threaded step reaches it only where it gets under 1/BACKSTOP of a CPU.
+BACKSTOP = 20
 
 
 class Status(str, enum.Enum):
@@ -67,11 +79,73 @@ class SandboxResult:
 @dataclass
 class _Child:
     id: int
-    pid: int
+    pid: int  # in the zygote's pid namespace (the grader's, but for a zygote in a user namespace)
     uid: int
     job: int
     results: int
     output: int
+    pidfd: int = -1  # from the zygote, where the kernel has pidfds
+    schedstat: int = -1  # /proc/<pid>/schedstat of its main thread, opened through the pidfd's pid
+    sent: list[str] = field(default_factory=list)  # every signal the grader had sent it, and why
+
+
+class _NotTheStudents(Exception):
+    """A child's end that nothing of the submission caused; the message says what it was."""
+
+
+class _OwnTime:
+    """A child's own clock: wall time minus the time its main thread spent runnable but
+    waiting for a CPU (the second field of /proc/<pid>/schedstat, the scheduler's run_delay,
+    in ns). Running and sleeping or blocking both count; waiting for a core another process
+    holds does not. Without a schedstat (no pidfd, no CONFIG_SCHED_INFO) it is wall time."""
+
+    def __init__(self, fd: int):
+        self.fd, self.waited = fd, 0.0
+
+    def _waited(self) -> float:
+        if self.fd >= 0:
+            try:
+                self.waited = int(os.pread(self.fd, 128, 0).split()[1]) / 1e9
+            except (OSError, ValueError, IndexError):  # reaped: its last figure stands
+                pass
+        return self.waited
+
+    def now(self) -> float:
+        return time.monotonic() - self._waited()
+
+
+class _Clock:
+    """One attempt's deadlines, in the child's own time: each step's ``timeout`` and what is
+    left of the submission's whole budget; and each step's wall-clock backstop."""
+
+    def __init__(self, own: _OwnTime, timeout: float, budget_left: float):
+        self.own, self.timeout = own, timeout
+        self.began = own.now()
+        self.budget_end = self.began + budget_left
+        self.step()
+
+    def step(self) -> None:
+        """A new step (a cell, an exercise, the wait between them) starts now."""
+        self.step_end = self.own.now() + self.timeout
+        self.backstop = time.monotonic() + BACKSTOP * self.timeout
+
+    def wall_deadline(self) -> float:
+        """When to wake: the soonest the child's own time could reach a deadline (it reaches
+        it later by the time it waits for a CPU meanwhile), or the backstop."""
+        left = min(self.step_end, self.budget_end) - self.own.now()
+        return min(time.monotonic() + max(left, 0.0), self.backstop)
+
+    def expired(self) -> str:
+        """"budget", "step" or "backstop" once one is reached, else ""."""
+        now = self.own.now()
+        if now >= self.budget_end:
+            return "budget"
+        if now >= self.step_end:
+            return "step"
+        return "backstop" if time.monotonic() >= self.backstop else ""
+
+    def spent(self) -> float:
+        return self.own.now() - self.began
 
 
 class _Output:
@@ -128,6 +202,7 @@ class Sandbox:
         self.level = "none"
         self.layers: list[str] = []
         self.live: dict[int, _Child] = {}
+        self.not_the_students: list[str] = []  # every end retried because it was not the student's, for the operator
 
     def __enter__(self):
         self._start()
@@ -210,18 +285,22 @@ class Sandbox:
         try:
             self.sock.send(b'{"op": "spawn"}')
             self.sock.settimeout(SETUP_SECONDS)
-            msg, fds, _, _ = socket.recv_fds(self.sock, 4096, 3)
+            msg, fds, _, _ = socket.recv_fds(self.sock, 4096, 4)
             self.sock.settimeout(None)
             info = json.loads(msg)
-            if len(fds) != 3:
+            if len(fds) not in (3, 4):
                 raise ValueError("no pipes")
         except (OSError, ValueError, TypeError) as e:
             raise self._zygote_failed(f"no child from the zygote: {e}") from e
-        c = _Child(int(info["id"]), int(info["pid"]), int(info["uid"]), *fds)
+        c = _Child(int(info["id"]), int(info["pid"]), int(info["uid"]), *fds[:3])
+        if len(fds) == 4:
+            c.pidfd = fds[3]
+            c.schedstat = _schedstat_of(c.pidfd)
         self.live[c.id] = c
         return c
 
     def _release(self, c: _Child) -> None:
+        c.sent.append("SIGKILL: released (its step was decided, or the job is done)")
         self._close_fds(c)
         self.live.pop(c.id, None)
         try:
@@ -231,7 +310,9 @@ class Sandbox:
 
     @staticmethod
     def _close_fds(c: _Child) -> None:
-        for fd in (c.job, c.results, c.output):
+        for fd in (c.job, c.results, c.output, c.pidfd, c.schedstat):
+            if fd < 0:
+                continue
             try:
                 os.close(fd)
             except OSError:
@@ -243,7 +324,9 @@ class Sandbox:
             memory: int | None = None) -> SandboxResult:
         """Execute ``cells`` then, per exercise, its calls ``(func, args, kwargs[, echo])``.
         ``memory``: bytes per process (RLIMIT_AS) and, at the uid level, per submission
-        (default: this sandbox's ``Limits``, as its cgroups have)."""
+        (default: this sandbox's ``Limits``, as its cgroups have). ``timeout``: seconds of
+        the child's own time per cell and per exercise. Raises GraderError when the sandbox
+        failed, or when ends that were not the student's happened more than RETRIES times."""
         if self.proc is None:
             self._start()
         memory = self.limits.memory if memory is None else memory
@@ -252,112 +335,167 @@ class Sandbox:
         payload = wire.encode({"cells": list(cells), "exercises": calls_of})
         started = time.monotonic()
         allowed = timeout * (len(names) + 3)  # the whole submission's: bounds a notebook of many hung cells
-        budget = started + allowed
         cpu_seconds = int(allowed) + 1
-        skip: set[int] = set()
-        problems: dict[int, str] = {}
-        results: dict[int, ExerciseRun] = {}
+        job = _Job(names, payload, timeout, memory, cpu_seconds, allowed)
         outputs: list[str] = []
-        next_ex = 0
-        while next_ex < len(names):
-            if time.monotonic() > budget:
-                for k in range(next_ex, len(names)):
-                    results[k] = ExerciseRun("timeout", detail="the submission as a whole ran past its time budget")
+        not_theirs: list[str] = []
+        while job.next_ex < len(names):
+            if job.spent >= allowed:
+                for k in range(job.next_ex, len(names)):
+                    job.results[k] = ExerciseRun("timeout", detail="the submission as a whole ran past its time budget")
                 break
             c = self._spawn()
             out = _Output(self.limits.output)
+            theirs, spent = True, job.spent
             try:
-                next_ex = self._attempt(c, out, payload, names, next_ex, skip, problems, results,
-                                        timeout, budget, {"start": next_ex, "skip": sorted(skip),
-                                                          "memory": memory, "cpu_seconds": cpu_seconds})
+                self._attempt(c, out, job)
+            except _NotTheStudents as e:
+                theirs = False  # what it printed, it prints again in the fresh child
+                job.spent = spent  # nor is its time the student's
+                not_theirs.append(str(e))
+                self.not_the_students.append(str(e))
+                if len(not_theirs) > RETRIES:
+                    raise GraderError("the sandbox's process ended without the submission's doing, "
+                                      f"{len(not_theirs)} times: " + "; then ".join(not_theirs)) from None
             finally:
                 out.drain_rest(c.output)  # what it printed just before its last frame
                 self._release(c)
-            outputs.append(out.text())
+            if theirs:
+                outputs.append(out.text())
         output = "\n--- restarted after a cell or exercise that hung or crashed ---\n".join(o for o in outputs if o)
         return SandboxResult(
-            {names[k]: results.get(k, ExerciseRun("crashed", detail=NOT_REACHED)) for k in range(len(names))},
-            sorted(problems.items()), output[-self.limits.output:], time.monotonic() - started)
+            {names[k]: job.results.get(k, ExerciseRun("crashed", detail=NOT_REACHED)) for k in range(len(names))},
+            sorted(job.problems.items()), output[-self.limits.output:], time.monotonic() - started)
 
-    def _attempt(self, c: _Child, out: _Output, payload: bytes, names: list[str], next_ex: int,
-                 skip: set[int], problems: dict[int, str], results: dict[int, ExerciseRun],
-                 timeout: float, budget: float, plan: dict) -> int:
-        """One child's run from exercise ``next_ex``; returns the next exercise still to run."""
+    def _attempt(self, c: _Child, out: _Output, job: "_Job") -> None:
+        """One child's run from ``job.next_ex``, recording into ``job`` as frames come. Raises
+        _NotTheStudents for an end no student code caused (see the module's docstring)."""
+        names, timeout = job.names, job.timeout
         reader = Reader(c.results, self.limits.result)
         drain = {c.output: out.drain}
-        try:
+        try:  # wall time: confining itself is the grader's work, and no student code has run
             first = reader.next(time.monotonic() + SETUP_SECONDS, also=drain)
         except (Timeout, ProtocolError) as e:
-            raise GraderError(f"a sandbox child did not start ({type(e).__name__})") from e
-        if first is None or first[0] is not Kind.SETUP_OK:
-            why = first[1].decode(errors="replace")[:300] if first and first[0] is Kind.SETUP_FAILED else "no answer"
-            raise GraderError(f"a sandbox child could not confine itself: {why}")
+            raise _NotTheStudents(f"a sandbox child did not start ({type(e).__name__})") from e
+        if first is None:
+            raise _NotTheStudents(f"a sandbox child ended before it was ready ({_said(self._how_ended(c))})")
+        if first[0] is not Kind.SETUP_OK:
+            why = first[1].decode(errors="replace")[:300] if first[0] is Kind.SETUP_FAILED else "no answer"
+            raise _NotTheStudents(f"a sandbox child could not confine itself: {why}")
+        plan = {"start": job.next_ex, "skip": sorted(job.skip), "memory": job.memory, "cpu_seconds": job.cpu_seconds}
         try:
             send(c.job, Kind.PLAN, wire.encode(plan))
-            send(c.job, Kind.JOB, payload)
+            send(c.job, Kind.JOB, job.payload)
         except OSError:
             pass  # the child is gone: its silence below says so
         os.close(c.job)
         c.job = -1
         step: tuple[str, int] | None = None
-        deadline = time.monotonic() + timeout
-        watch = _Watch(c.uid, plan["memory"]) if self.level == "uid" else None
+        students = False  # whether student code has started in this child: its first CELL or EXERCISE frame
+        clock = _Clock(_OwnTime(c.schedstat), timeout, job.allowed - job.spent)
+        watch = _Watch(c.uid, job.memory) if self.level == "uid" else None
         stopped = ""
-        while True:
-            try:
-                frame = reader.next(min(deadline, budget), also=drain, watch=watch)
-                how = "crashed" if frame is None else None  # no frame: its results pipe ended
-            except Timeout:
-                frame, how = None, "timeout"
-            except ProtocolError:
-                frame, how = None, "malformed"
-            except Stopped as e:
-                frame, how, stopped = None, "stopped", str(e)
-            if frame is not None:
-                kind, data = frame
+        try:
+            while True:
                 try:
-                    if kind is Kind.CELL:
-                        step, deadline = ("cell", _index(data, 1 << 30)), time.monotonic() + timeout
-                        continue
-                    if kind is Kind.PROBLEM and step and step[0] == "cell":
-                        i, _, msg = data.decode(errors="replace").partition(":")
-                        if int(i) == step[1]:
-                            problems[step[1]] = f"raised {msg[:300]}"
+                    frame = reader.next(clock.wall_deadline(), also=drain, watch=watch)
+                    how = "crashed" if frame is None else None  # no frame: its results pipe ended
+                except Timeout:
+                    late = clock.expired()
+                    if not late:
+                        continue  # it waited for a CPU meanwhile: its own time is not up yet
+                    frame, how = None, "budget" if late == "budget" else "timeout"
+                except ProtocolError:
+                    frame, how = None, "malformed"
+                except Stopped as e:
+                    frame, how, stopped = None, "stopped", str(e)
+                if frame is not None:
+                    kind, data = frame
+                    try:
+                        if kind is Kind.CELL:
+                            step, students = ("cell", _index(data, 1 << 30)), True
+                            clock.step()
                             continue
-                    elif kind is Kind.EXERCISE:
-                        k = _index(data, len(names))
-                        if k >= next_ex:
-                            step, deadline = ("exercise", k), time.monotonic() + timeout
+                        if kind is Kind.PROBLEM and step and step[0] == "cell":
+                            i, _, msg = data.decode(errors="replace").partition(":")
+                            if int(i) == step[1]:
+                                job.problems[step[1]] = f"raised {msg[:300]}"
+                                continue
+                        elif kind is Kind.EXERCISE:
+                            k = _index(data, len(names))
+                            if k >= job.next_ex:
+                                step, students = ("exercise", k), True
+                                clock.step()
+                                continue
+                        elif kind is Kind.RESULT and step and step[0] == "exercise":
+                            job.results[step[1]] = _outcomes(data)
+                            job.next_ex, step = step[1] + 1, None
+                            clock.step()  # the wait for the next exercise has a limit of its own
                             continue
-                    elif kind is Kind.RESULT and step and step[0] == "exercise":
-                        results[step[1]] = _outcomes(data)
-                        next_ex, step = step[1] + 1, None
-                        continue
-                    elif kind is Kind.DONE:
-                        return len(names)
-                except ValueError:
-                    pass
-                how = "malformed"  # a frame out of the protocol's order, or one that does not parse
-            ended = self._how_ended(c) if how == "crashed" else None
-            if step is None:  # died between steps: nothing left to try
-                for k in range(next_ex, len(names)):
-                    results.setdefault(k, ExerciseRun("crashed", detail="could not run: the Python process running "
-                                                      f"the notebook ended between exercises, so {NO_RESULT}",
-                                                      ended=ended))
-                return len(names)
-            what, index = step
-            why = (f"ran past the {timeout:g} s time limit" if how == "timeout" else
-                   "sent the grader a malformed message (it wrote to the grader's channel)" if how == "malformed" else
+                        elif kind is Kind.DONE:
+                            job.next_ex = len(names)
+                            return
+                    except ValueError:
+                        pass
+                    how = "malformed"  # a frame out of the protocol's order, or one that does not parse
+                ended = self._how_ended(c) if how == "crashed" else None
+                if ended is not None:
+                    ended = ended.at_cpu_limit(job.cpu_seconds)
+                if not students:
+                    # Nothing of the submission has run in this child: whatever ended it, or kept
+                    # it from its first cell, was the machine's or the grader's.
+                    what = {"crashed": f"ended ({_said(ended)})", "timeout": f"sent nothing for {timeout:g} s",
+                            "budget": "sent nothing within the submission's budget",
+                            "malformed": "sent a malformed frame", "stopped": f"was stopped: {stopped}"}[how]
+                    raise _NotTheStudents(f"a sandbox child {what} before any student code ran")
+                if ended is not None and whose(ended, signals_refused=self._outsiders_only()) is Whose.GRADER:
+                    where = f"in {step[0]} {step[1]}" if step else "between steps"
+                    raise _NotTheStudents(f"a sandbox child was killed by {_said(ended)} {where}, a signal nothing "
+                                          "in the sandbox sent")
+                self._record_end(job, step, how, ended, stopped)
+                return
+        finally:
+            job.spent += clock.spent()
+
+    def _outsiders_only(self) -> bool:
+        """Whether only a process outside the sandbox can kill a child with a signal of its
+        choosing. With namespaces each child is the init of a pid namespace of its own, and
+        the kernel drops every signal sent from inside that namespace whose action is the
+        default (a handler's end is an exit, the student's); only faults, a seccomp kill and
+        the kernel's kills at a limit (SIGKILL at RLIMIT_CPU, the OOM killer) are forced
+        through. Elsewhere (the uid level) the seccomp allow-list must refuse the child every
+        way to send one; until then the submission could have sent it itself."""
+        return "namespaces" in self.layers or REFUSES_SIGNALS in self.layers
+
+    def _record_end(self, job: "_Job", step: tuple[str, int] | None, how: str, ended: Ended | None,
+                    stopped: str) -> None:
+        """The student's end of a step: what it costs them."""
+        names, timeout = job.names, job.timeout
+        if step is None:  # ended between steps: nothing left to try
+            why = ("stopped responding between exercises (threads or processes it started kept it busy)"
+                   if how in ("timeout", "budget") else
                    f"{stopped} and was stopped" if how == "stopped" else
-                   clause(ended))
-            if what == "cell":
-                skip.add(index)
-                problems[index] = f"{why} and was skipped"
-                return next_ex
-            consequence = UNTRUSTED if how == "malformed" else NO_RESULT
-            results[index] = ExerciseRun("timeout" if how == "timeout" else "crashed",
+                   "sent the grader a malformed message (it wrote to the grader's channel)" if how == "malformed" else
+                   "ended between exercises")
+            for k in range(job.next_ex, len(names)):
+                job.results.setdefault(k, ExerciseRun("crashed", detail=f"could not run: the Python process running "
+                                                      f"the notebook {why}, so {NO_RESULT}", ended=ended))
+            job.next_ex = len(names)
+            return
+        what, index = step
+        why = (f"ran past the {timeout:g} s time limit" if how == "timeout" else
+               "ran past the submission's time budget" if how == "budget" else
+               "sent the grader a malformed message (it wrote to the grader's channel)" if how == "malformed" else
+               f"{stopped} and was stopped" if how == "stopped" else
+               clause(ended))
+        if what == "cell":
+            job.skip.add(index)
+            job.problems[index] = f"{why} and was skipped"
+            return
+        consequence = UNTRUSTED if how == "malformed" else NO_RESULT
+        job.results[index] = ExerciseRun("timeout" if how in ("timeout", "budget") else "crashed",
                                          detail=f"{why}, so {consequence}", ended=ended)
-            return index + 1
+        job.next_ex = index + 1
 
     def _how_ended(self, c: _Child) -> Ended:
         """Ask the zygote how the child ended (it reaps it; see crashes.py). A zygote that
@@ -392,6 +530,53 @@ class _Watch:
         if cpu > time.monotonic() - self.started + 1.0:
             return "used more than one CPU core across its processes"
         return ""
+
+
+@dataclass
+class _Job:
+    """One submission's run across its attempts: what to send, and what came back so far."""
+    names: list[str]
+    payload: bytes
+    timeout: float
+    memory: int
+    cpu_seconds: int
+    allowed: float  # seconds of the children's own time for the whole submission
+    spent: float = 0.0  # of which its attempts used so far
+    next_ex: int = 0
+    skip: set[int] = field(default_factory=set)
+    problems: dict[int, str] = field(default_factory=dict)
+    results: dict[int, ExerciseRun] = field(default_factory=dict)
+
+
+def _said(e: Ended | None) -> str:
+    """How a child ended, for the operator's line."""
+    if e is None:
+        return "no status"
+    if e.kind == "exit":
+        return f"exit code {e.code}"
+    if e.kind == "unknown":
+        return "no status"
+    name = signal.Signals(e.code).name if e.code in signal.valid_signals() else f"signal {e.code}"
+    return f"{name} ({e.kind})" if e.kind != "signal" else name
+
+
+def _schedstat_of(pidfd: int) -> int:
+    """Open the schedstat of a pidfd's process as this process's /proc sees it (the pidfd's
+    fdinfo gives its pid here, whatever namespace the zygote forked it in); -1 if it cannot."""
+    try:
+        with open(f"/proc/self/fdinfo/{pidfd}") as f:
+            pid = next(int(line.split()[1]) for line in f if line.startswith("Pid:"))
+        if pid <= 0:
+            return -1
+        fd = os.open(f"/proc/{pid}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+    except (OSError, StopIteration, ValueError, IndexError):
+        return -1
+    try:  # opened after the pid was read: make sure it is still the same process
+        signal.pidfd_send_signal(pidfd, 0)
+    except OSError:
+        os.close(fd)
+        return -1
+    return fd
 
 
 NOT_REACHED = "was never reached: the run stopped before it (an earlier exercise ran out of time or ended the process)"

@@ -6,8 +6,10 @@ use, confines itself once (with namespaces: a new mount namespace and its allow-
 and a network namespace with no network, which all its children share), then serves three
 requests, each a small JSON message:
 
-    spawn         -> {"id", "pid", "uid"} with the child's job, results and output pipes
-    status {"id"} -> {"id", "kind", "code", "memory"}: how that child ended (crashes.Ended),
+    spawn         -> {"id", "pid", "uid"} with the child's job, results and output pipes, and
+                     a pidfd of it where the kernel has them (the grader's handle on its
+                     scheduling time, whatever pid namespace the zygote is in)
+    status {"id"} -> {"id", "kind", "code", "memory", "cpu"}: how that child ended (crashes.Ended),
                      after waiting a moment for it to end; asked when its results pipe ends
     kill {"id"}   end that child and everything it started, and remove what it wrote
     (end of file) end every child, clean up, exit
@@ -62,6 +64,7 @@ class Child:
     fds: tuple[int, int, int]  # the grader's ends: job (write), results (read), output (read)
     oom_kills: int | None = None  # its memory cgroup's OOM kills when it started (None: no cgroup)
     status: int | None = None  # its wait status, once reaped (its pid may then be another's)
+    cpu: float = 0.0  # CPU seconds its rusage showed when reaped (the evidence of a kill at RLIMIT_CPU)
 
 
 class Zygote:
@@ -203,8 +206,12 @@ class Zygote:
         c = self.ready or self.spawn()
         self.ready = None
         self.children[c.id] = c
-        socket.send_fds(sock, [json.dumps({"id": c.id, "pid": c.pid, "uid": c.uid}).encode()], list(c.fds))
-        for fd in c.fds:
+        try:
+            pidfd = [os.pidfd_open(c.pid)]
+        except OSError:  # before Linux 5.3: the grader counts wall time
+            pidfd = []
+        socket.send_fds(sock, [json.dumps({"id": c.id, "pid": c.pid, "uid": c.uid}).encode()], [*c.fds, *pidfd])
+        for fd in (*c.fds, *pidfd):
             os.close(fd)
 
     def prepare(self) -> None:
@@ -294,14 +301,14 @@ class Zygote:
     def reap(self) -> None:
         while True:
             try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
             c = self.by_pid.pop(pid, None)
             if c is not None:
-                c.status = status
+                c.status, c.cpu = status, usage.ru_utime + usage.ru_stime
 
     def how_ended(self, c: Child, wait: float = 1.0) -> dict:
         """How a child ended, once it has (asked when its results pipe ended: it is ending, or
@@ -315,15 +322,15 @@ class Zygote:
                 select.select([fd], [], [], wait)
                 os.close(fd)
             try:
-                pid, status = os.waitpid(c.pid, os.WNOHANG)
+                pid, status, usage = os.wait4(c.pid, os.WNOHANG)
                 if pid == c.pid:
-                    c.status = status
+                    c.status, c.cpu = status, usage.ru_utime + usage.ru_stime
                     self.by_pid.pop(c.pid, None)
             except ChildProcessError:
                 pass
         oom = (c.oom_kills is not None and c.status is not None
                and self.cgroups.oom_kills(c.slot) > c.oom_kills)
-        return Ended.from_status(c.status, oom, self.limits.memory).to_dict()
+        return Ended.from_status(c.status, oom, self.limits.memory, c.cpu).to_dict()
 
     def shutdown(self) -> None:
         for c in [*self.children.values(), *([self.ready] if self.ready else [])]:
