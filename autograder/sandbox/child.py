@@ -17,6 +17,7 @@ from .. import wire
 from . import confine
 from .limits import Limits
 from .protocol import Kind, Reader, send
+from .view import View
 
 JOB_LIMIT = 1 << 32  # the grader's own job frame: inputs can be large, and it is trusted
 
@@ -33,7 +34,7 @@ class Spec:
     output_fd: int
     cgroup_procs: tuple[int, ...]
     limits: Limits
-    read_only: tuple[str, ...]  # what Landlock lets it read
+    view: View  # all it may see besides its own folder: what Landlock lets it read
     landlock: bool
     seccomp: bool
 
@@ -94,7 +95,7 @@ def confine_self(spec: Spec) -> str:
         confine.drop_capabilities()  # root of the user namespace: it must not remount what it sees
     confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid change, which clears it
     if spec.landlock:  # its own ruleset: a rule on the folder below its tmpfs would not cover it
-        confine.landlock(list(spec.read_only), confine.DEVICE_RIGHTS, workdir)
+        confine.landlock(spec.view.rules(), workdir)
     if spec.seccomp:
         confine.seccomp()
     os.environ.clear()

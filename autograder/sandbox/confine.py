@@ -19,8 +19,8 @@ starts (``Zygote.confine``):
   capability (``drop_capabilities``).
 
 At every level each child has rlimits (``set_limits``), and, where the kernel has them,
-Landlock (``landlock``) limits it to the same allow-list (read-only Python and system
-libraries, ``/dev/null``, ``/dev/urandom``, its own folder), denies TCP and scopes its
+Landlock (``landlock``) limits it to the same allow-list (the zygote's ``view.View``, read-only,
+and its own folder), denies TCP and scopes its
 signals and abstract sockets to itself, and a seccomp filter (``seccomp``) refuses sockets,
 new namespaces, tracing and the kernel's other side doors.
 """
@@ -32,13 +32,13 @@ import os
 import platform
 import resource
 import shutil
-import site
 import stat
 import struct
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .view import EXECUTE, READ_FILE, WRITE_FILE, View, inside
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -90,62 +90,16 @@ def prctl(option: int, arg: int = 0) -> None:
     _check(libc.prctl(option, ctypes.c_ulong(arg), 0, 0, 0), f"prctl {option}")
 
 
-# ---------------------------------------------------------------- what the child may see
-
-def python_paths(exclude: list[str]) -> list[str]:
-    """The folders a submission's imports may read: the interpreter's prefixes and package
-    folders, never the grader's own source or anything in ``exclude``."""
-    own = str(Path(__file__).resolve().parents[2])  # the checkout or site-packages holding autograder
-    candidates = {sys.base_prefix, sys.prefix, sys.exec_prefix, sys.base_exec_prefix, *site.getsitepackages()}
-    candidates |= {p for p in sys.path if p and ("site-packages" in p or "dist-packages" in p)}
-    out = set()
-    for p in candidates:
-        if not os.path.isdir(p):
-            continue
-        p = os.path.realpath(p)
-        if p == own and not p.endswith(("site-packages", "dist-packages")):
-            continue  # an editable install: the checkout itself, solutions beside it
-        if any(_inside(x, p) for x in exclude):
-            continue  # a folder holding something hidden is never shown whole
-        out.add(p)
-    return _outermost(out)
-
-
-SYSTEM = ("/usr", "/lib", "/lib64", "/lib32", "/libx32")  # the C libraries extension modules load
-FILES = ("/etc/ld.so.cache",)  # how the dynamic loader finds them
-# Landlock's file access rights (linux/landlock.h) that the allow-list grants
-_EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR, _TRUNCATE = 1, 1 << 1, 1 << 2, 1 << 3, 1 << 14
-DEVICE_RIGHTS = {"/dev/null": _READ_FILE | _WRITE_FILE, "/dev/urandom": _READ_FILE}  # the devices a child may use
-DEVICES = tuple(DEVICE_RIGHTS)
-
-
-def _inside(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
-def _outermost(paths) -> list[str]:
-    kept: list[str] = []
-    for p in sorted(paths, key=len):
-        if not any(_inside(p, k) for k in kept):
-            kept.append(p)
-    return sorted(kept)
-
-
-def read_only_paths(exclude: list[str]) -> list[str]:
-    return _outermost({os.path.realpath(p) for p in (*python_paths(exclude), *SYSTEM) if os.path.isdir(p)})
-
-
 # ---------------------------------------------------------------- full: the allow-list root
 
-def allow_list_root(exclude: list[str], folder: str) -> None:
-    """In a new mount namespace, make ``/`` a read-only tmpfs holding only the allow-list:
-    the Python installation and system libraries (read-only, no setuid), the dynamic
-    loader's cache, ``DEVICES`` and an empty ``folder`` where each child mounts its own."""
+def allow_list_root(view: View, folder: str) -> None:
+    """In a new mount namespace, make ``/`` a read-only tmpfs holding only ``view``: each of
+    its entries bind-mounted read-only (no setuid, no devices but its own), its links, and an
+    empty ``folder`` where each child mounts its own. Nothing else exists there."""
     unshare(CLONE_NEWNS)
     mount(None, "/", None, MS_REC | MS_PRIVATE)
-    sources = {p: os.open(p, os.O_PATH | os.O_CLOEXEC) for p in (*read_only_paths(exclude), *FILES, *DEVICES)
-               if os.path.exists(p)}
-    links = {p: os.readlink(p) for p in SYSTEM if os.path.islink(p)}
+    devices = {p for p, _ in view.devices}
+    sources = {p: os.open(p, os.O_PATH | os.O_CLOEXEC) for p in (*view.read, *devices) if os.path.exists(p)}
     new = "/tmp"  # any folder will do as the mount point: the sources are held open above
     mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755")
     for path, fd in sources.items():
@@ -157,12 +111,13 @@ def allow_list_root(exclude: list[str], folder: str) -> None:
             open(target, "w").close()
         mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
         flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | _kept_flags(fd)
-        if not path.startswith("/dev/"):
+        if path not in devices:
             flags |= MS_NODEV
         mount(None, target, None, flags)
         os.close(fd)
-    for path, dest in links.items():
+    for path, dest in view.links:
         if not os.path.lexists(new + path):
+            os.makedirs(os.path.dirname(new + path), exist_ok=True)
             os.symlink(dest, new + path)
     os.makedirs(new + folder, 0o755, exist_ok=True)
     os.mkdir(new + "/.old")
@@ -181,10 +136,10 @@ def _kept_flags(fd: int) -> int:
     return kept
 
 
-def child_folder(exclude: list[str]) -> str:
-    """Where a child's own tmpfs goes in the allow-list root: /tmp, unless Python itself lives
-    below /tmp (a checkout cloned there), which the child's tmpfs would hide."""
-    return "/submission" if any(_inside(p, "/tmp") for p in read_only_paths(exclude)) else "/tmp"
+def child_folder(view: View) -> str:
+    """Where a child's own tmpfs goes in the allow-list root: /tmp, unless something of the
+    view lives below /tmp (a checkout cloned there), which the child's tmpfs would hide."""
+    return "/submission" if any(inside(p, "/tmp") for p in (*view.read, *(x for x, _ in view.links))) else "/tmp"
 
 
 def child_namespaces(uid: int, disk: int, folder: str) -> str:
@@ -306,8 +261,7 @@ def uid_alive(uid: int) -> bool:
 _FS_V1 = (1 << 13) - 1  # execute .. make_sym
 _FS_BY_ABI = {1: _FS_V1, 2: _FS_V1 | 1 << 13, 3: _FS_V1 | 3 << 13, 4: _FS_V1 | 3 << 13,
               5: _FS_V1 | 7 << 13}
-_READ = _EXECUTE | _READ_FILE | _READ_DIR
-_FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE  # the rights a rule on a file (not a folder) may grant
+_FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | 1 << 14  # what a rule on a file may grant (1 << 14: truncate)
 
 
 def landlock_abi() -> int:
@@ -317,9 +271,9 @@ def landlock_abi() -> int:
     return max(n, 0)
 
 
-def landlock(read_only: list[str], devices: dict[str, int], workdir: str) -> None:
-    """Enter, for good, a Landlock domain that allows reading ``read_only``, ``devices`` with
-    the given rights, and everything in ``workdir`` (a rule on a folder covers what is mounted
+def landlock(rules: list[tuple[str, int]], workdir: str) -> None:
+    """Enter, for good, a Landlock domain that allows each of ``rules`` (a path and its rights:
+    ``View.rules()``), and everything in ``workdir`` (a rule on a folder covers what is mounted
     below it), and denies every other file access, TCP (ABI 4 on), and signals or abstract
     sockets that leave the process and its descendants (ABI 6 on)."""
     abi = landlock_abi()
@@ -334,8 +288,7 @@ def landlock(read_only: list[str], devices: dict[str, int], workdir: str) -> Non
     ruleset = _check(libc.syscall(_SYSCALLS["landlock_create_ruleset"], buf, ctypes.c_size_t(len(attr)),
                                   ctypes.c_uint32(0)), "landlock_create_ruleset")
     try:
-        rules = [(p, _READ) for p in read_only] + list(devices.items()) + [(workdir, fs)]
-        for path, rights in rules:
+        for path, rights in [*rules, (workdir, fs)]:
             try:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             except OSError:

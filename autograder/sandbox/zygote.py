@@ -34,7 +34,9 @@ from dataclasses import dataclass
 from ..crashes import Ended  # imported before confining: the checkout is out of sight after
 from . import child as child_mod
 from . import confine
+from . import view as view_mod
 from .limits import Limits
+from .view import View
 
 # What a submission may import: imported here, before the zygote confines itself.
 PRELOAD = (
@@ -65,7 +67,7 @@ class Child:
 
 
 class Zygote:
-    def __init__(self, limits: Limits, exclude: list[str]):
+    def __init__(self, limits: Limits, exclude: list[str], world: View, allow_unisolated: bool = False):
         self.limits = limits
         self.root = os.geteuid() == 0
         self.level = "none"
@@ -73,9 +75,10 @@ class Zygote:
         self.layers: list[str] = []
         self.cgroups = None
         self.pidns = None
-        self.read_only = tuple(confine.read_only_paths(exclude))
-        self.folder = confine.child_folder(exclude)  # a child's own tmpfs, at the namespaced levels
+        self.view = world  # all a child may see, declared from what this zygote loaded
+        self.folder = confine.child_folder(world)  # a child's own tmpfs, at the namespaced levels
         self.exclude = exclude
+        self.allow_unisolated = allow_unisolated
         self.uid_base = _uid_base(os.getpid())
         self.free = list(range(UID_SLOTS))
         self.children: dict[int, Child] = {}
@@ -93,7 +96,7 @@ class Zygote:
             self.pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
             self.cgroups = confine.Cgroups.find()
             try:
-                confine.allow_list_root(self.exclude, self.folder)
+                confine.allow_list_root(self.view, self.folder)
                 confine.unshare(confine.CLONE_NEWNET)  # no network for any child of this zygote
                 self.level, self.namespaces = "full", True
                 self.layers += ["namespaces", "allow-list root"]
@@ -115,6 +118,15 @@ class Zygote:
         self.layers += self._probe_layers()
         if "seccomp" in self.layers:
             confine.seccomp_program()  # built here once, inherited by every child
+        view_mod.warm_import_caches()  # a child may not list the folders the View splits
+
+    def refusal(self) -> str:
+        """Why this zygote will not run untrusted code, in one line; empty when it will: it
+        refuses where the kernel allows no isolation at all (not root, no user namespace, no
+        Landlock), unless the operator said to go on (``allow_unisolated``)."""
+        if self.level != "none" or self.namespaces or "landlock" in self.layers or self.allow_unisolated:
+            return ""
+        return "not root, no user namespaces, no Landlock"
 
     def _user_namespace(self, sock: socket.socket) -> None:
         """Not root: where the kernel allows unprivileged user namespaces, become root of one,
@@ -136,7 +148,7 @@ class Zygote:
         confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)
         try:
             self.pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
-            confine.allow_list_root(self.exclude, self.folder)
+            confine.allow_list_root(self.view, self.folder)
             confine.unshare(confine.CLONE_NEWNET)
         except OSError:
             return
@@ -146,7 +158,7 @@ class Zygote:
     def _probe_layers(self) -> list[str]:
         """Landlock and seccomp, where a throwaway child can apply them."""
         found = []
-        for name, apply in (("landlock", lambda: confine.landlock(list(self.read_only), {}, "/")),
+        for name, apply in (("landlock", lambda: confine.landlock(self.view.rules(), "/")),
                             ("seccomp", confine.seccomp)):
             pid = os.fork()
             if pid == 0:
@@ -187,7 +199,7 @@ class Zygote:
             child_mod.main(child_mod.Spec(
                 level=self.level, namespaces=self.namespaces, uid=uid if self.root else 0, workdir=workdir,
                 job_fd=job_r, result_fd=res_w, output_fd=out_w,
-                cgroup_procs=tuple(procs), limits=self.limits, read_only=self.read_only,
+                cgroup_procs=tuple(procs), limits=self.limits, view=self.view,
                 landlock="landlock" in self.layers, seccomp="seccomp" in self.layers))
             os._exit(0)  # not reached
         if self.pidns is not None:
@@ -344,7 +356,11 @@ class Zygote:
     # ---------------------------------------------------------------- the loop
 
     def serve(self, sock: socket.socket) -> None:
-        sock.send(json.dumps({"level": self.level, "layers": self.layers}).encode())
+        refused = self.refusal()
+        sock.send(json.dumps({"level": self.level, "layers": self.layers, "refused": refused,
+                              "view": self.view.to_dict()}).encode())
+        if refused:
+            return
         self.prepare()
         while True:
             ready, _, _ = select.select([sock, *self.dying], [], [])
@@ -412,9 +428,13 @@ def _private_folder(root: bool) -> str:
 def main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
     config = json.loads(sys.argv[2])
+    before = set(sys.modules)
     for name in PRELOAD:
         importlib.import_module(name)
-    zygote = Zygote(Limits(**config["limits"]), config["exclude"])
+    view_mod.warm_numpy()
+    loaded = [m for n, m in sys.modules.items() if m is not None and (n not in before or n in PRELOAD)]
+    zygote = Zygote(Limits(**config["limits"]), config["exclude"], view_mod.declare(config["exclude"], loaded),
+                    bool(config.get("allow_unisolated")))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the grader's
     try:
         zygote.confine(sock)
