@@ -67,7 +67,10 @@ class Child:
 
 
 class Zygote:
-    def __init__(self, limits: Limits, exclude: list[str], world: View, allow_unisolated: bool = False):
+    def __init__(self, limits: Limits, exclude: list[str], world: View | None = None,
+                 allow_unisolated: bool = False):
+        if world is None:  # declared from every module loaded so far (main() passes PRELOAD's)
+            world = view_mod.declare(exclude, [m for m in list(sys.modules.values()) if m is not None])
         self.limits = limits
         self.root = os.geteuid() == 0
         self.level = "none"
