@@ -17,7 +17,6 @@ from .. import wire
 from . import confine
 from .limits import Limits
 from .protocol import Kind, Reader, send
-from .view import View
 
 JOB_LIMIT = 1 << 32  # the grader's own job frame: inputs can be large, and it is trusted
 
@@ -34,7 +33,7 @@ class Spec:
     output_fd: int
     cgroup_procs: tuple[int, ...]
     limits: Limits
-    view: View  # all it may see besides its own folder: what Landlock lets it read
+    landlock_rules: tuple[tuple[int, int], ...]  # the zygote's View as (descriptor, rights): all it may read
     landlock: bool
     seccomp: bool
 
@@ -69,7 +68,8 @@ def main(spec: Spec) -> None:
 
 def confine_self(spec: Spec) -> str:
     os.setsid()
-    keep = sorted({spec.job_fd, spec.result_fd, spec.output_fd, *spec.cgroup_procs})
+    keep = sorted({spec.job_fd, spec.result_fd, spec.output_fd, *spec.cgroup_procs,
+                   *(fd for fd, _ in spec.landlock_rules)})
     low = 3
     for fd in keep:  # the zygote's socket, the other children's pipes: none of its business
         os.closerange(low, fd)
@@ -95,7 +95,9 @@ def confine_self(spec: Spec) -> str:
         confine.drop_capabilities()  # root of the user namespace: it must not remount what it sees
     confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid change, which clears it
     if spec.landlock:  # its own ruleset: a rule on the folder below its tmpfs would not cover it
-        confine.landlock(spec.view.rules(), workdir)
+        confine.landlock(list(spec.landlock_rules), workdir)
+    for fd, _ in spec.landlock_rules:  # only for the rules: closed before any job arrives
+        os.close(fd)
     if spec.seccomp:
         confine.seccomp()
     os.environ.clear()

@@ -271,11 +271,25 @@ def landlock_abi() -> int:
     return max(n, 0)
 
 
-def landlock(rules: list[tuple[str, int]], workdir: str) -> None:
-    """Enter, for good, a Landlock domain that allows each of ``rules`` (a path and its rights:
-    ``View.rules()``), and everything in ``workdir`` (a rule on a folder covers what is mounted
-    below it), and denies every other file access, TCP (ABI 4 on), and signals or abstract
-    sockets that leave the process and its descendants (ABI 6 on)."""
+def landlock_rules(rules: list[tuple[str, int]]) -> list[tuple[int, int]]:
+    """``rules`` (a path and its rights: ``View.rules()``) opened once, in the zygote, as
+    (descriptor, rights that apply to what it is): a child then adds each rule without a
+    path lookup (hundreds of rules: 4 ms a child by path here, a fraction of that by fd)."""
+    out = []
+    for path, rights in rules:
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            continue
+        out.append((fd, rights if stat.S_ISDIR(os.fstat(fd).st_mode) else rights & _FILE_RIGHTS))
+    return out
+
+
+def landlock(rules: list[tuple[int, int]], workdir: str) -> None:
+    """Enter, for good, a Landlock domain that allows each of ``rules`` (``landlock_rules``),
+    and everything in ``workdir`` (a rule on a folder covers what is mounted below it), and
+    denies every other file access, TCP (ABI 4 on), and signals or abstract sockets that
+    leave the process and its descendants (ABI 6 on)."""
     abi = landlock_abi()
     if abi < 1:
         raise OSError("Landlock is not available")
@@ -287,22 +301,17 @@ def landlock(rules: list[tuple[str, int]], workdir: str) -> None:
     buf = ctypes.create_string_buffer(attr, len(attr))
     ruleset = _check(libc.syscall(_SYSCALLS["landlock_create_ruleset"], buf, ctypes.c_size_t(len(attr)),
                                   ctypes.c_uint32(0)), "landlock_create_ruleset")
+    own = os.open(workdir, os.O_PATH | os.O_CLOEXEC)
     try:
-        for path, rights in [*rules, (workdir, fs)]:
-            try:
-                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue
-            try:
-                if not stat.S_ISDIR(os.fstat(fd).st_mode):
-                    rights &= _FILE_RIGHTS
-                rule = ctypes.create_string_buffer(struct.pack("=Qi", rights & fs, fd), 12)
-                _check(libc.syscall(_SYSCALLS["landlock_add_rule"], ruleset, 1, rule, 0), f"landlock rule {path}")
-            finally:
-                os.close(fd)
+        add = libc.syscall
+        number = _SYSCALLS["landlock_add_rule"]
+        for fd, rights in [*rules, (own, fs)]:
+            rule = ctypes.create_string_buffer(struct.pack("=Qi", rights & fs, fd), 12)
+            _check(add(number, ruleset, 1, rule, 0), "landlock_add_rule")
         prctl(PR_SET_NO_NEW_PRIVS, 1)
         _check(libc.syscall(_SYSCALLS["landlock_restrict_self"], ruleset, 0), "landlock_restrict_self")
     finally:
+        os.close(own)
         os.close(ruleset)
 
 

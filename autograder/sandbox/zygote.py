@@ -82,6 +82,7 @@ class Zygote:
         self.folder = confine.child_folder(world)  # a child's own tmpfs, at the namespaced levels
         self.exclude = exclude
         self.allow_unisolated = allow_unisolated
+        self.rules: tuple[tuple[int, int], ...] = ()  # the View's Landlock rules, as descriptors
         self.uid_base = _uid_base(os.getpid())
         self.free = list(range(UID_SLOTS))
         self.children: dict[int, Child] = {}
@@ -122,6 +123,8 @@ class Zygote:
         if "seccomp" in self.layers:
             confine.seccomp_program()  # built here once, inherited by every child
         view_mod.warm_import_caches()  # a child may not list the folders the View splits
+        if "landlock" in self.layers:  # opened here, in the root the children will see
+            self.rules = tuple(confine.landlock_rules(self.view.rules()))
 
     def refusal(self) -> str:
         """Why this zygote will not run untrusted code, in one line; empty when it will: it
@@ -161,7 +164,7 @@ class Zygote:
     def _probe_layers(self) -> list[str]:
         """Landlock and seccomp, where a throwaway child can apply them."""
         found = []
-        for name, apply in (("landlock", lambda: confine.landlock(self.view.rules(), "/")),
+        for name, apply in (("landlock", lambda: confine.landlock(confine.landlock_rules(self.view.rules()), "/")),
                             ("seccomp", confine.seccomp)):
             pid = os.fork()
             if pid == 0:
@@ -202,7 +205,7 @@ class Zygote:
             child_mod.main(child_mod.Spec(
                 level=self.level, namespaces=self.namespaces, uid=uid if self.root else 0, workdir=workdir,
                 job_fd=job_r, result_fd=res_w, output_fd=out_w,
-                cgroup_procs=tuple(procs), limits=self.limits, view=self.view,
+                cgroup_procs=tuple(procs), limits=self.limits, landlock_rules=self.rules,
                 landlock="landlock" in self.layers, seccomp="seccomp" in self.layers))
             os._exit(0)  # not reached
         if self.pidns is not None:
@@ -341,6 +344,9 @@ class Zygote:
         return Ended.from_status(c.status, oom, self.limits.memory).to_dict()
 
     def shutdown(self) -> None:
+        for fd, _ in self.rules:
+            os.close(fd)
+        self.rules = ()
         for c in [*self.children.values(), *([self.ready] if self.ready else [])]:
             for fd in c.fds:
                 try:
