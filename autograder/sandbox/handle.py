@@ -171,7 +171,7 @@ class Sandbox:
         mine.settimeout(None)
         if self.level == "none" and not os.environ.get("AUTOGRADER_QUIET"):
             print("autograder: warning: not root, so submissions run as your own user, confined by "
-                  f"{', '.join(self.layers) or 'rlimits only'}; see the README's isolation levels",
+                  f"{', '.join(self.layers) or 'rlimits only'}; see docs/isolation.md",
                   file=sys.stderr)
 
     def close(self) -> None:
