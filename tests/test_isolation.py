@@ -5,7 +5,7 @@ once per level, each in its own process: as root (``full``), as root without CAP
 as in Docker and on Gradescope (``uid``), and as an unprivileged user (``none``). A victim
 with right answers is graded before and after each attack. Each attack is right on every
 exercise only while the sandbox holds; where it breaks through it says ``BREACH:`` and
-loses a point. BREACHES below is what each level lets through, docs/isolation.md's first table in data.
+loses a point. BREACHES below is what each level lets through, docs/isolation.md's attack table in data.
 """
 from __future__ import annotations
 
