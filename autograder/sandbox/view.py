@@ -125,7 +125,8 @@ def package_paths(modules: Iterable[ModuleType], sites: list[str]) -> list[str]:
     (the grader's own) are already in memory."""
     out = set()
     for m in modules:
-        files = [getattr(m, "__file__", None), *(getattr(m, "__path__", None) or [])]
+        path = getattr(m, "__path__", None)
+        files = [getattr(m, "__file__", None), *(path if isinstance(path, (list, tuple)) else [])]
         for f in files:
             if not isinstance(f, str) or not f.startswith("/"):
                 continue

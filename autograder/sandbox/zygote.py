@@ -434,15 +434,20 @@ def _private_folder(root: bool) -> str:
     return path
 
 
-def main() -> None:
-    sock = socket.socket(fileno=int(sys.argv[1]))
-    config = json.loads(sys.argv[2])
+def preload(exclude: list[str]) -> View:
+    """Import what a submission may import, and declare the View from what that loaded."""
     before = set(sys.modules)
     for name in PRELOAD:
         importlib.import_module(name)
     view_mod.warm_numpy()
     loaded = [m for n, m in sys.modules.items() if m is not None and (n not in before or n in PRELOAD)]
-    zygote = Zygote(Limits(**config["limits"]), config["exclude"], view_mod.declare(config["exclude"], loaded),
+    return view_mod.declare(exclude, loaded)
+
+
+def main() -> None:
+    sock = socket.socket(fileno=int(sys.argv[1]))
+    config = json.loads(sys.argv[2])
+    zygote = Zygote(Limits(**config["limits"]), config["exclude"], preload(config["exclude"]),
                     bool(config.get("allow_unisolated")))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the grader's
     try:
