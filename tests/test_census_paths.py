@@ -1,6 +1,6 @@
 """The path census: what a sandboxed child can reach equals what the declared View says.
 
-At each isolation level and kernel variant (``VARIANTS``), a probe child (census_probe.py)
+At each isolation level and kernel variant (``VARIANTS``), a probe child (census_paths_probe.py)
 tries every path of the machine (the tree as root sees it, walked here) and every path it
 can list, and reports what it can stat, list, create in, read and write. ``expected``
 derives the same report from the View the zygote declared, the variant, and the files'
@@ -45,7 +45,7 @@ from test_isolation import HOW, _unprivileged
 
 pytestmark = pytest.mark.slow  # eight variants, each a walk of the whole machine
 
-RUNNER = ROOT / "tests" / "census_runner.py"
+RUNNER = ROOT / "tests" / "census_paths_runner.py"
 NOBODY = 65534
 COPY_PLACES = ("/usr/src", "/opt", "/home")  # where a course is found in images (/usr/src/app...)
 MARKER = "census-marker-solution.py"

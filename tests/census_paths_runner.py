@@ -1,7 +1,7 @@
-"""Run the census probe (tests/census_probe.py) in one sandboxed child; print what it found.
+"""Run the census probe (tests/census_paths_probe.py) in one sandboxed child; print what it found.
 
 tests/test_census_paths.py runs this at each isolation level and kernel variant.
-Usage: census_runner.py CANDIDATES PIDS HIDE... ; CANDIDATES: a file of paths, one a line;
+Usage: census_paths_runner.py CANDIDATES PIDS HIDE... ; CANDIDATES: a file of paths, one a line;
 PIDS: comma-separated pids of processes outside the sandbox whose /proc it must not reach;
 HIDE: folders the grader is told to hide (the course and its copies). Prints one JSON
 document: the level, the layers, the View the zygote declared, and the probe's report; or,
@@ -20,7 +20,7 @@ os.environ["AUTOGRADER_QUIET"] = "1"
 
 from autograder.sandbox import Sandbox, Unisolated
 
-PROBE = Path(__file__).with_name("census_probe.py")
+PROBE = Path(__file__).with_name("census_paths_probe.py")
 
 
 def main() -> None:

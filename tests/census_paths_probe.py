@@ -1,5 +1,5 @@
 # The census's probe: run as a submission's only cell in a sandboxed child
-# (tests/census_runner.py), it reports every path it can reach and how.
+# (tests/census_paths_runner.py), it reports every path it can reach and how.
 #
 # census(candidates, pids) starts from "/", its own folder and every path in ``candidates``
 # (the machine's whole tree as root sees it, one path a line, zlib-compressed), walks every folder it can
