@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 
 from .. import wire
-from . import confine
+from . import confine, syscalls
 from .limits import Limits
 from .protocol import Kind, Reader, send
 
@@ -95,8 +95,8 @@ def confine_self(spec: Spec) -> str:
     confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid change, which clears it
     if spec.landlock:  # its own ruleset: a rule on the folder below its tmpfs would not cover it
         confine.landlock(list(spec.read_only), confine.DEVICE_RIGHTS, workdir)
-    if spec.seccomp:
-        confine.seccomp()
+    if spec.seccomp:  # last: what follows (and the job) runs under the allow-list
+        syscalls.apply()
     os.environ.clear()
     os.environ.update({"HOME": workdir, "TMPDIR": workdir, "PATH": "/usr/bin:/bin",
                        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
