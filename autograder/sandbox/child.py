@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 
 from .. import wire
-from . import confine
+from . import confine, syscalls
 from .limits import Limits
 from .protocol import Kind, Reader, send
 
@@ -98,8 +98,8 @@ def confine_self(spec: Spec) -> str:
         confine.landlock(list(spec.landlock_rules), workdir)
     for fd, _ in spec.landlock_rules:  # only for the rules: closed before any job arrives
         os.close(fd)
-    if spec.seccomp:
-        confine.seccomp()
+    if spec.seccomp:  # last: what follows (and the job) runs under the allow-list
+        syscalls.apply()
     os.environ.clear()
     os.environ.update({"HOME": workdir, "TMPDIR": workdir, "PATH": "/usr/bin:/bin",
                        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})

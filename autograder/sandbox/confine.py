@@ -20,14 +20,12 @@ starts (``Zygote.confine``):
 
 At every level each child has rlimits (``set_limits``), and, where the kernel has them,
 Landlock (``landlock``) limits it to the same allow-list (the zygote's ``view.View``, read-only,
-and its own folder), denies TCP and scopes its
-signals and abstract sockets to itself, and a seccomp filter (``seccomp``) refuses sockets,
-new namespaces, tracing and the kernel's other side doors.
+and its own folder), denies TCP and scopes its signals and abstract sockets to itself, and a
+seccomp allow-list (syscalls.py) lets through only the calls Python and numpy need.
 """
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
 import platform
 import resource
@@ -63,7 +61,6 @@ _SYSCALLS.update(clone3=435, io_uring_setup=425, io_uring_enter=426, io_uring_re
                  open_tree=428, move_mount=429, fsopen=430, fsconfig=431, fsmount=432, fspick=433,
                  mount_setattr=442, landlock_create_ruleset=444, landlock_add_rule=445,
                  landlock_restrict_self=446)
-_AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}.get(_ARCH)
 
 
 def _check(ret: int, what: str) -> int:
@@ -316,52 +313,7 @@ def landlock(rules: list[tuple[int, int]], workdir: str) -> None:
 
 
 # ---------------------------------------------------------------- every level: seccomp
-
-_DENIED = ("socket", "ptrace", "unshare", "setns", "mount", "umount2", "pivot_root", "bpf", "userfaultfd",
-           "perf_event_open", "keyctl", "add_key", "request_key", "process_vm_readv", "process_vm_writev",
-           "io_uring_setup", "io_uring_enter", "io_uring_register", "open_tree", "move_mount", "fsopen",
-           "fsconfig", "fsmount", "fspick", "mount_setattr")
-_EPERM, _ENOSYS = 1, 38
-
-
-def seccomp_available() -> bool:
-    return _AUDIT_ARCH is not None and "socket" in _SYSCALLS
-
-
-def seccomp() -> None:
-    """Refuse sockets, new namespaces, tracing and the kernel's other side doors (EPERM);
-    clone3 answers ENOSYS, so that fork falls back to clone, whose flags the filter reads."""
-    _, fprog = seccomp_program()
-    prctl(PR_SET_NO_NEW_PRIVS, 1)
-    _check(libc.prctl(PR_SET_SECCOMP, 2, ctypes.byref(fprog), 0, 0), "seccomp")
-
-
-@functools.lru_cache(maxsize=1)
-def seccomp_program():
-    """The filter, built once in the zygote; its children inherit it built."""
-    if not seccomp_available():
-        raise OSError("no seccomp filter for this architecture")
-    LD, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06
-    ALLOW, KILL, ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
-    prog = [(LD, 0, 0, 4), (JEQ, 1, 0, _AUDIT_ARCH), (RET, 0, 0, KILL), (LD, 0, 0, 0)]
-    if _ARCH == "x86_64":
-        prog += [(JGE, 0, 1, 0x40000000), (RET, 0, 0, ERRNO | _ENOSYS)]  # the x32 ABI's numbers
-    for name in _DENIED:
-        prog += [(JEQ, 0, 1, _SYSCALLS[name]), (RET, 0, 0, ERRNO | _EPERM)]
-    prog += [(JEQ, 0, 1, _SYSCALLS["clone3"]), (RET, 0, 0, ERRNO | _ENOSYS)]
-    prog += [(JEQ, 0, 3, _SYSCALLS["clone"]), (LD, 0, 0, 16),  # clone's flags, low 32 bits
-             (JSET, 0, 1, CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUSER
-              | 0x04000000 | 0x02000000),
-             (RET, 0, 0, ERRNO | _EPERM)]
-    prog += [(RET, 0, 0, ALLOW)]
-    raw = b"".join(struct.pack("=HBBI", *ins) for ins in prog)
-    filt = ctypes.create_string_buffer(raw, len(raw))
-
-    class Prog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-    return filt, Prog(len(prog), ctypes.addressof(filt))
-
+# The allow-list filter is syscalls.py's: built once with libseccomp in the zygote, applied per child.
 
 # ---------------------------------------------------------------- every level: cgroups
 

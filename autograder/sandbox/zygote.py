@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from ..crashes import Ended  # imported before confining: the checkout is out of sight after
 from . import child as child_mod
-from . import confine
+from . import confine, syscalls
 from . import view as view_mod
 from .limits import Limits
 from .view import View
@@ -51,6 +51,7 @@ PRELOAD = (
 
 UID_BASE = 1_200_000_000  # above the ranges useradd and /etc/subuid hand out; checked at start
 UID_SLOTS = 32  # uids a zygote rotates through; one is reused only after its child is swept
+SECCOMP_LAYER = "seccomp allow-list"  # the layer's name in extra_data.isolation_layers, only when in force
 SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock")
 
 
@@ -96,6 +97,10 @@ class Zygote:
 
     def confine(self, sock: socket.socket) -> None:
         confine.prctl(confine.PR_SET_CHILD_SUBREAPER, 1)  # a submission's orphans are ours to reap
+        try:
+            syscalls.program()  # the allow-list, built once while the whole disk is in sight
+        except OSError:
+            pass  # no libseccomp: _probe_layers does not claim the layer
         if self.root:
             self.pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
             self.cgroups = confine.Cgroups.find()
@@ -120,8 +125,6 @@ class Zygote:
         if not self.namespaces:
             self.private = _private_folder(self.root)
         self.layers += self._probe_layers()
-        if "seccomp" in self.layers:
-            confine.seccomp_program()  # built here once, inherited by every child
         view_mod.warm_import_caches()  # a child may not list the folders the View splits
         if "landlock" in self.layers:  # opened here, in the root the children will see
             self.rules = tuple(confine.landlock_rules(self.view.rules()))
@@ -162,10 +165,17 @@ class Zygote:
         self.layers += ["user namespace", "namespaces", "allow-list root"]
 
     def _probe_layers(self) -> list[str]:
-        """Landlock and seccomp, where a throwaway child can apply them."""
+        """Landlock and the seccomp allow-list, where a throwaway child can apply them. The
+        allow-list's program is built here, once, before any fork: every child inherits it
+        built and only hands it to the kernel."""
+        probes = [("landlock", lambda: confine.landlock(confine.landlock_rules(self.view.rules()), "/"))]
+        try:
+            syscalls.program()
+            probes.append((SECCOMP_LAYER, syscalls.apply))
+        except OSError:
+            pass  # no libseccomp: the layer is not claimed, and children go without it
         found = []
-        for name, apply in (("landlock", lambda: confine.landlock(confine.landlock_rules(self.view.rules()), "/")),
-                            ("seccomp", confine.seccomp)):
+        for name, apply in probes:
             pid = os.fork()
             if pid == 0:
                 try:
@@ -206,7 +216,7 @@ class Zygote:
                 level=self.level, namespaces=self.namespaces, uid=uid if self.root else 0, workdir=workdir,
                 job_fd=job_r, result_fd=res_w, output_fd=out_w,
                 cgroup_procs=tuple(procs), limits=self.limits, landlock_rules=self.rules,
-                landlock="landlock" in self.layers, seccomp="seccomp" in self.layers))
+                landlock="landlock" in self.layers, seccomp=SECCOMP_LAYER in self.layers))
             os._exit(0)  # not reached
         if self.pidns is not None:
             confine.setns(self.pidns, confine.CLONE_NEWPID)  # back: later forks are the zygote's own
