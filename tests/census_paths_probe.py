@@ -2,7 +2,7 @@
 # (tests/census_paths_runner.py), it reports every path it can reach and how.
 #
 # census(candidates, pids) starts from "/", its own folder and every path in ``candidates``
-# (the machine's whole tree as root sees it, one path a line, zlib-compressed), walks every folder it can
+# (the machine's whole tree as root sees it, NUL-separated, zlib-compressed), walks every folder it can
 # list (os.scandir, symbolic links not followed) and tries, on each path it finds:
 #   s  lstat works (the path exists for it)
 #   l  a folder it can list
@@ -14,7 +14,8 @@
 # /proc by rule: a numeric entry (a process) is never walked into; for it, its folder and
 # its status and cmdline are tried, so another process's /proc is found wherever it is
 # listable or named in ``pids``.
-# It returns its uid, gid and folder, and "flags<TAB>path" lines for every path it found.
+# It returns its uid, gid and folder, and "flags<TAB>path" records (NUL-separated, zlib) for
+# every path it found.
 
 import os
 import stat
@@ -26,7 +27,9 @@ _O = os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 def census(candidates, pids):
     me = os.getpid()
     found = {}
-    given = zlib.decompress(candidates).decode().split("\n")  # find(1)'s order: each folder before what is in it
+    # find(1)'s order: each folder before what is in it; NUL-separated, as any byte but NUL
+    # and "/" may be in a name (one that is not UTF-8 is carried by surrogateescape)
+    given = zlib.decompress(candidates).decode(errors="surrogateescape").split("\0")
     todo = [*reversed(given), *(f"/proc/{p}" for p in pids), os.getcwd(), "/"]  # popped from the end
     seen, dead = set(), set()
     while todo:
@@ -75,4 +78,5 @@ def census(candidates, pids):
                     pass
         found[path] = flags
     return {"uid": os.getuid(), "gid": os.getgid(), "cwd": os.getcwd(),
-            "report": zlib.compress("\n".join(f"{f}\t{p}" for p, f in sorted(found.items())).encode(), 1)}
+            "report": zlib.compress("\0".join(f"{f}\t{p}" for p, f in sorted(found.items()))
+                                    .encode(errors="surrogateescape"), 1)}

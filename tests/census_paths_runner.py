@@ -1,7 +1,7 @@
 """Run the census probe (tests/census_paths_probe.py) in one sandboxed child; print what it found.
 
 tests/test_census_paths.py runs this at each isolation level and kernel variant.
-Usage: census_paths_runner.py CANDIDATES PIDS HIDE... ; CANDIDATES: a file of paths, one a line;
+Usage: census_paths_runner.py CANDIDATES PIDS HIDE... ; CANDIDATES: a file of paths, NUL-separated;
 PIDS: comma-separated pids of processes outside the sandbox whose /proc it must not reach;
 HIDE: folders the grader is told to hide (the course and its copies). Prints one JSON
 document: the level, the layers, the View the zygote declared, and the probe's report; or,
@@ -33,7 +33,7 @@ def main() -> None:
             ex = run.exercises["census"]
             assert ex.status == "ok" and "value" in ex.outcomes[0], (ex, run.output)
             found = dict(ex.outcomes[0]["value"])
-            found["report"] = zlib.decompress(found["report"]).decode()
+            found["report"] = zlib.decompress(found["report"]).decode(errors="surrogateescape")
             json.dump({"level": sandbox.level, "layers": sandbox.layers, "view": sandbox.view.to_dict(),
                        "pids": pids, **found}, sys.stdout)
     except Unisolated as e:

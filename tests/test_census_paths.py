@@ -289,7 +289,7 @@ def machine(course_copies):
     folder = Path(tempfile.mkdtemp(prefix="census-"))  # readable by the runner as nobody
     folder.chmod(0o755)
     listing = folder / "candidates.txt"
-    listing.write_text("\n".join(tree))
+    listing.write_bytes(b"\0".join(os.fsencode(p) for p in tree))
     listing.chmod(0o644)
     yield tree, str(listing), started
     shutil.rmtree(folder)
@@ -328,7 +328,7 @@ def census(request, machine, course_copies):
 
 
 def _report(text: str) -> dict[str, str]:
-    return dict(reversed(line.split("\t", 1)) for line in text.splitlines() if line)
+    return dict(reversed(record.split("\t", 1)) for record in text.split("\0") if record)
 
 
 def _unstable(path: str, machine, m: Machine, since: float) -> bool:
