@@ -57,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="what the workflow pip-installs the grader from: a wheel URL, a package name, "
                         "or attention-autograder@git+https://...")
     c.add_argument("--notebook", type=Path, help="the released notebook (default: assignments/NAME/NAME.ipynb)")
+    for p in (g, b):
+        p.add_argument("--allow-unisolated", action="store_true",
+                       help="grade even where the kernel allows no isolation at all (not root, no user "
+                            "namespaces, no Landlock): submissions then run as your own user")
     g.set_defaults(run=_grade)
     b.set_defaults(run=_grade_batch)
     c.set_defaults(run=_classroom)
@@ -79,6 +83,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"autograder: unknown assignment {args.assignment!r}; choose one of {', '.join(ASSIGNMENTS)}",
               file=sys.stderr)
         return 2
+    if getattr(args, "allow_unisolated", False):
+        from .sandbox.handle import ALLOW_UNISOLATED
+
+        os.environ[ALLOW_UNISOLATED] = "1"  # for every sandbox of this run, the workers' too
     try:
         return args.run(args)
     except KeyboardInterrupt:
@@ -93,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
 def _grade(args) -> int:
     from .errors import GraderError
     from .graded import Request, grade_file_and_set
+    from .sandbox import Unisolated
     from .names import one_line
     from .results import write_atomic
 
@@ -104,6 +113,9 @@ def _grade(args) -> int:
     try:
         results, other = grade_file_and_set(Request(args.submission, args.assignment, args.student, args.timeout),
                                             hide=(args.results.parent,) if args.results else ())
+    except Unisolated as e:
+        print(f"autograder: refusing to grade: {one_line(str(e))}", file=sys.stderr)
+        return 2
     except GraderError as e:
         print(f"autograder: the grader failed, not the submission; nothing was graded: {one_line(str(e))}",
               file=sys.stderr)
@@ -134,6 +146,9 @@ def _grade_batch(args) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         print("autograder: --jobs must be at least 1", file=sys.stderr)
+        return 2
+    if args.scheduler is None and (refused := _refusal()):
+        print(f"autograder: refusing to grade: {refused}", file=sys.stderr)
         return 2
     pool, cluster_errors = None, ()
     if args.scheduler is None and (args.tls_ca_file or args.tls_cert or args.tls_key or args.insecure):
@@ -214,6 +229,21 @@ def _grade_batch(args) -> int:
         print(f"autograder: grader failure on {len(students)} submission(s) ({_some(students)}): {reason}",
               file=sys.stderr)
     return 1
+
+
+def _refusal() -> str:
+    """Why the sandbox would refuse on this machine, asked once before the workers start (each
+    would refuse every submission); empty where it grades. As root it always isolates."""
+    if os.geteuid() == 0:
+        return ""
+    from .names import one_line
+    from .sandbox import Sandbox, Unisolated
+
+    try:
+        with Sandbox():
+            return ""
+    except Unisolated as e:
+        return one_line(str(e))
 
 
 def _classroom(args) -> int:

@@ -3,6 +3,7 @@
 tests/test_isolation.py runs this as root, without CAP_SYS_ADMIN, and as an unprivileged
 user, so that each isolation level is tried by the same attacks in the same order.
 Usage: isolation_runner.py ASSIGNMENT FILE... ; prints one JSON document on stdout.
+ISOLATION_HIDE (folders, os.pathsep-separated): hidden too, as the course is.
 """
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from autograder.sandbox import Sandbox
 def main() -> None:
     assignment, files = sys.argv[1], sys.argv[2:]
     graded = []
-    with Sandbox(hide=hidden_paths(*{str(Path(f).parent) for f in files})) as sandbox:
+    extra = [p for p in os.environ.get("ISOLATION_HIDE", "").split(os.pathsep) if p]  # hidden as the course is
+    with Sandbox(hide=hidden_paths(*{str(Path(f).parent) for f in files}, *extra)) as sandbox:
         level, layers, zygote = sandbox.level, sandbox.layers, sandbox.proc.pid
         for f in files:
             start = time.monotonic()

@@ -5,7 +5,7 @@ once per level, each in its own process: as root (``full``), as root without CAP
 as in Docker and on Gradescope (``uid``), and as an unprivileged user (``none``). A victim
 with right answers is graded before and after each attack. Each attack is right on every
 exercise only while the sandbox holds; where it breaks through it says ``BREACH:`` and
-loses a point. BREACHES below is what each level lets through, the README's table in data.
+loses a point. BREACHES below is what each level lets through, docs/isolation.md's attack table in data.
 """
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ CHECK = "correct_reports_leftovers.py"
 SEQUENCE = [VICTIM, "hostile_walks_frames_for_classmates.py", "hostile_output_tricks.py", CHECK,
             "hostile_plants_for_next.py", CHECK, "hostile_escapes_and_jams.py", CHECK,
             "hostile_memory_and_cpu.py", "hostile_spins_cores.py", "hostile_finds_course_copies.py", CHECK,
-            VICTIM]
+            "hostile_finds_course_under_usr.py", "hostile_reads_unimported_packages.py",
+            "hostile_reads_other_processes.py", VICTIM]
 
 
 def uids_of(zygote_pid: int) -> range:
@@ -41,14 +42,16 @@ def uids_of(zygote_pid: int) -> range:
     base = _uid_base(zygote_pid)
     return range(base, base + 2 * UID_SLOTS)
 
-# What gets through at each level, by the attack's own words (see the README's table).
+# What gets through at each level, by the attack's own words (docs/isolation.md).
 BREACHES = {
     "full": set(),
     "uid": set(),
     "none": {"held at once", "cores at once"},  # as your own user: memory and CPU per process only
 }
 # Without Landlock the disk is a deny-list below the full level.
-WITHOUT_LANDLOCK = {"a copy of the course", "read /etc/passwd", "left by someone else"}
+WITHOUT_LANDLOCK = {"a copy of the course", "read /etc/passwd", "left by someone else", "the course's solutions",
+                    "site-packages", "/proc/"}
+HIDDEN_COPIES = ("/usr/src", "/opt", "/home")  # where images keep a course: hidden, as the course is
 
 HOW = {
     "full": [],
@@ -88,6 +91,24 @@ def course_copy():
         p.chmod(0o755 if p.is_dir() else 0o644)
     yield folder
     shutil.rmtree(folder)
+
+
+@pytest.fixture(scope="module")
+def hidden_copies():
+    """Copies of the solutions at /usr/src, /opt and /home, under a name the attack knows
+    (hostile_finds_course_under_usr.py), readable by anyone, which the grader is told to hide."""
+    made = []
+    for top in HIDDEN_COPIES:
+        folder = Path(top) / "autograder-course-copy"
+        if folder.exists():
+            pytest.fail(f"{folder} exists already: a run that did not clean up, or someone else's")
+        shutil.copytree(ROOT / "solutions", folder / "solutions")
+        for p in [folder, *folder.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        made.append(str(folder))
+    yield made
+    for folder in made:
+        shutil.rmtree(folder)
 
 
 @pytest.fixture(scope="module")
@@ -150,14 +171,15 @@ def _sandbox_files(uids: range) -> list[str]:
 
 
 @pytest.fixture(scope="module", params=["full", "uid", "none"])
-def run(request, files, course_copy, listener):
+def run(request, files, course_copy, hidden_copies, listener):
     if os.geteuid() != 0:
         pytest.skip("trying the three levels needs root (CI runs as root)")
     level = request.param
     cmd = [sys.executable, str(RUNNER), "ps3", *files]
     cmd = _unprivileged(cmd) if level == "none" else HOW[level] + cmd
+    env = {**os.environ, "ISOLATION_HIDE": os.pathsep.join(hidden_copies)}
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     finally:
         if level == "none":
             left = _shm_of(range(65534, 65535))

@@ -2,6 +2,7 @@
 
     protocol.py  the frames on the pipes, and a reader that validates them
     limits.py    what one submission may use (``Limits``)
+    view.py      the child's world, declared: every path it may read (``View``)
     confine.py   the kernel's confinement primitives (the zygote picks the isolation level)
     zygote.py    the pristine process that forks confined children and ends them
     child.py     the only code that runs beside student code
@@ -11,7 +12,7 @@
 Only plain data crosses back (see wire.py); comparisons happen in the grader.
 """
 from .child import call_one
-from .handle import ExerciseRun, Sandbox, SandboxResult
+from .handle import ExerciseRun, Sandbox, SandboxResult, Unisolated
 from .limits import DEFAULT_MEMORY, Limits
 
-__all__ = ["DEFAULT_MEMORY", "ExerciseRun", "Limits", "Sandbox", "SandboxResult", "call_one"]
+__all__ = ["DEFAULT_MEMORY", "ExerciseRun", "Limits", "Sandbox", "SandboxResult", "Unisolated", "call_one"]

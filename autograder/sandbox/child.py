@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 
 from .. import wire
-from . import confine
+from . import confine, syscalls
 from .limits import Limits
 from .protocol import Kind, Reader, send
 from .frames import MAX_LINE, MAX_NAME, MAX_WHERE
@@ -34,7 +34,7 @@ class Spec:
     output_fd: int
     cgroup_procs: tuple[int, ...]
     limits: Limits
-    read_only: tuple[str, ...]  # what Landlock lets it read
+    landlock_rules: tuple[tuple[int, int], ...]  # the zygote's View as (descriptor, rights): all it may read
     landlock: bool
     seccomp: bool
 
@@ -69,7 +69,8 @@ def main(spec: Spec) -> None:
 
 def confine_self(spec: Spec) -> str:
     os.setsid()
-    keep = sorted({spec.job_fd, spec.result_fd, spec.output_fd, *spec.cgroup_procs})
+    keep = sorted({spec.job_fd, spec.result_fd, spec.output_fd, *spec.cgroup_procs,
+                   *(fd for fd, _ in spec.landlock_rules)})
     low = 3
     for fd in keep:  # the zygote's socket, the other children's pipes: none of its business
         os.closerange(low, fd)
@@ -95,9 +96,11 @@ def confine_self(spec: Spec) -> str:
         confine.drop_capabilities()  # root of the user namespace: it must not remount what it sees
     confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid change, which clears it
     if spec.landlock:  # its own ruleset: a rule on the folder below its tmpfs would not cover it
-        confine.landlock(list(spec.read_only), confine.DEVICE_RIGHTS, workdir)
-    if spec.seccomp:
-        confine.seccomp()
+        confine.landlock(list(spec.landlock_rules), workdir)
+    for fd, _ in spec.landlock_rules:  # only for the rules: closed before any job arrives
+        os.close(fd)
+    if spec.seccomp:  # last: what follows (and the job) runs under the allow-list
+        syscalls.apply()
     os.environ.clear()
     os.environ.update({"HOME": workdir, "TMPDIR": workdir, "PATH": "/usr/bin:/bin",
                        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})

@@ -36,8 +36,17 @@ from .limits import Limits
 from . import confine, frames
 from .frames import CallOutcome
 from .protocol import Kind, ProtocolError, Reader, Stopped, Timeout, send
+from .view import View
 
 SETUP_SECONDS = 30.0  # a child confining itself on a loaded machine
+ALLOW_UNISOLATED = "AUTOGRADER_ALLOW_UNISOLATED"  # the operator's "grade without isolation", for every face
+HELLO_LIMIT = 1 << 22  # the zygote's first message: its level, layers and View
+
+
+class Unisolated(GraderError):
+    """The kernel allows no isolation and the operator did not allow grading without it."""
+
+
 RETRIES = 1  # fresh children per job for ends that are not the student's, before it is the grader's failure
 # A step may take at most this many times its limit in wall time, whatever its own time: a
 # bound on a main thread that waits for a CPU without end (its own processes hogging its one
@@ -194,9 +203,15 @@ class Sandbox:
     ``hide``: folders that must stay out of sight even where they lie inside a folder the
     child may read (the checkout, the submissions, the results)."""
 
-    def __init__(self, hide: list[str] | None = None, limits: Limits | None = None):
+    def __init__(self, hide: list[str] | None = None, limits: Limits | None = None,
+                 allow_unisolated: bool | None = None):
         self.hide = sorted({str(Path(p).resolve()) for p in (hide or [])})
         self.limits = limits or Limits()
+        # Where the kernel allows no isolation, grade only when the operator says so: here,
+        # or in the environment (which every face and worker process inherits).
+        self.allow_unisolated = (os.environ.get(ALLOW_UNISOLATED, "") not in ("", "0")
+                                 if allow_unisolated is None else allow_unisolated)
+        self.view: View | None = None  # what the children may see, as the zygote declared it
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
         self.level = "none"
@@ -220,7 +235,8 @@ class Sandbox:
         src = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = src + os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else src
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        config = json.dumps({"limits": self.limits.to_dict(), "exclude": self.hide})
+        config = json.dumps({"limits": self.limits.to_dict(), "exclude": self.hide,
+                             "allow_unisolated": self.allow_unisolated})
         try:
             # `-m` puts the current folder first on sys.path: where the grader was started
             # (a student's repository) must not supply `autograder` to this root process.
@@ -238,15 +254,21 @@ class Sandbox:
         self.sock = mine
         mine.settimeout(60)
         try:
-            hello = json.loads(mine.recv(4096) or b"null")
+            hello = json.loads(mine.recv(HELLO_LIMIT) or b"null")
             self.level, self.layers = hello["level"], list(hello["layers"])
+            self.view, refused = View.from_dict(hello["view"]), str(hello["refused"])
         except (OSError, ValueError, TypeError, KeyError) as e:
             self.close()
             raise GraderError("the sandbox process failed to start") from e
+        if refused:
+            self.close()
+            raise Unisolated(f"no isolation on this machine ({refused}): a submission would run as your own user, "
+                             f"able to read and change your files; pass --allow-unisolated (or set "
+                             f"{ALLOW_UNISOLATED}=1) to grade anyway")
         mine.settimeout(None)
         if self.level == "none" and not os.environ.get("AUTOGRADER_QUIET"):
             print("autograder: warning: not root, so submissions run as your own user, confined by "
-                  f"{', '.join(self.layers) or 'rlimits only'}; see the README's isolation levels",
+                  f"{', '.join(self.layers) or 'rlimits only'}; see docs/isolation.md",
                   file=sys.stderr)
 
     def close(self) -> None:

@@ -35,8 +35,10 @@ from dataclasses import dataclass
 
 from ..crashes import Ended  # imported before confining: the checkout is out of sight after
 from . import child as child_mod
-from . import confine
+from . import confine, syscalls
+from . import view as view_mod
 from .limits import Limits
+from .view import View
 
 # What a submission may import: imported here, before the zygote confines itself.
 PRELOAD = (
@@ -51,6 +53,7 @@ PRELOAD = (
 
 UID_BASE = 1_200_000_000  # above the ranges useradd and /etc/subuid hand out; checked at start
 UID_SLOTS = 32  # uids a zygote rotates through; one is reused only after its child is swept
+SECCOMP_LAYER = "seccomp allow-list"  # the layer's name in extra_data.isolation_layers, only when in force
 SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock")
 
 
@@ -68,7 +71,10 @@ class Child:
 
 
 class Zygote:
-    def __init__(self, limits: Limits, exclude: list[str]):
+    def __init__(self, limits: Limits, exclude: list[str], world: View | None = None,
+                 allow_unisolated: bool = False):
+        if world is None:  # declared from every module loaded so far (main() passes PRELOAD's)
+            world = view_mod.declare(exclude, [m for m in list(sys.modules.values()) if m is not None])
         self.limits = limits
         self.root = os.geteuid() == 0
         self.level = "none"
@@ -76,9 +82,11 @@ class Zygote:
         self.layers: list[str] = []
         self.cgroups = None
         self.pidns = None
-        self.read_only = tuple(confine.read_only_paths(exclude))
-        self.folder = confine.child_folder(exclude)  # a child's own tmpfs, at the namespaced levels
+        self.view = world  # all a child may see, declared from what this zygote loaded
+        self.folder = confine.child_folder(world)  # a child's own tmpfs, at the namespaced levels
         self.exclude = exclude
+        self.allow_unisolated = allow_unisolated
+        self.rules: tuple[tuple[int, int], ...] = ()  # the View's Landlock rules, as descriptors
         self.uid_base = _uid_base(os.getpid())
         self.free = list(range(UID_SLOTS))
         self.children: dict[int, Child] = {}
@@ -92,11 +100,15 @@ class Zygote:
 
     def confine(self, sock: socket.socket) -> None:
         confine.prctl(confine.PR_SET_CHILD_SUBREAPER, 1)  # a submission's orphans are ours to reap
+        try:
+            syscalls.program()  # the allow-list, built once while the whole disk is in sight
+        except OSError:
+            pass  # no libseccomp: _probe_layers does not claim the layer
         if self.root:
             self.pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
             self.cgroups = confine.Cgroups.find()
             try:
-                confine.allow_list_root(self.exclude, self.folder)
+                confine.allow_list_root(self.view, self.folder)
                 confine.unshare(confine.CLONE_NEWNET)  # no network for any child of this zygote
                 self.level, self.namespaces = "full", True
                 self.layers += ["namespaces", "allow-list root"]
@@ -116,8 +128,17 @@ class Zygote:
         if not self.namespaces:
             self.private = _private_folder(self.root)
         self.layers += self._probe_layers()
-        if "seccomp" in self.layers:
-            confine.seccomp_program()  # built here once, inherited by every child
+        view_mod.warm_import_caches()  # a child may not list the folders the View splits
+        if "landlock" in self.layers:  # opened here, in the root the children will see
+            self.rules = tuple(confine.landlock_rules(self.view.rules()))
+
+    def refusal(self) -> str:
+        """Why this zygote will not run untrusted code, in one line; empty when it will: it
+        refuses where the kernel allows no isolation at all (not root, no user namespace, no
+        Landlock), unless the operator said to go on (``allow_unisolated``)."""
+        if self.level != "none" or self.namespaces or "landlock" in self.layers or self.allow_unisolated:
+            return ""
+        return "not root, no user namespaces, no Landlock"
 
     def _user_namespace(self, sock: socket.socket) -> None:
         """Not root: where the kernel allows unprivileged user namespaces, become root of one,
@@ -139,7 +160,7 @@ class Zygote:
         confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)
         try:
             self.pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
-            confine.allow_list_root(self.exclude, self.folder)
+            confine.allow_list_root(self.view, self.folder)
             confine.unshare(confine.CLONE_NEWNET)
         except OSError:
             return
@@ -147,10 +168,17 @@ class Zygote:
         self.layers += ["user namespace", "namespaces", "allow-list root"]
 
     def _probe_layers(self) -> list[str]:
-        """Landlock and seccomp, where a throwaway child can apply them."""
+        """Landlock and the seccomp allow-list, where a throwaway child can apply them. The
+        allow-list's program is built here, once, before any fork: every child inherits it
+        built and only hands it to the kernel."""
+        probes = [("landlock", lambda: confine.landlock(confine.landlock_rules(self.view.rules()), "/"))]
+        try:
+            syscalls.program()
+            probes.append((SECCOMP_LAYER, syscalls.apply))
+        except OSError:
+            pass  # no libseccomp: the layer is not claimed, and children go without it
         found = []
-        for name, apply in (("landlock", lambda: confine.landlock(list(self.read_only), {}, "/")),
-                            ("seccomp", confine.seccomp)):
+        for name, apply in probes:
             pid = os.fork()
             if pid == 0:
                 try:
@@ -190,8 +218,8 @@ class Zygote:
             child_mod.main(child_mod.Spec(
                 level=self.level, namespaces=self.namespaces, uid=uid if self.root else 0, workdir=workdir,
                 job_fd=job_r, result_fd=res_w, output_fd=out_w,
-                cgroup_procs=tuple(procs), limits=self.limits, read_only=self.read_only,
-                landlock="landlock" in self.layers, seccomp="seccomp" in self.layers))
+                cgroup_procs=tuple(procs), limits=self.limits, landlock_rules=self.rules,
+                landlock="landlock" in self.layers, seccomp=SECCOMP_LAYER in self.layers))
             os._exit(0)  # not reached
         if self.pidns is not None:
             confine.setns(self.pidns, confine.CLONE_NEWPID)  # back: later forks are the zygote's own
@@ -333,6 +361,9 @@ class Zygote:
         return Ended.from_status(c.status, oom, self.limits.memory, c.cpu).to_dict()
 
     def shutdown(self) -> None:
+        for fd, _ in self.rules:
+            os.close(fd)
+        self.rules = ()
         for c in [*self.children.values(), *([self.ready] if self.ready else [])]:
             for fd in c.fds:
                 try:
@@ -351,7 +382,11 @@ class Zygote:
     # ---------------------------------------------------------------- the loop
 
     def serve(self, sock: socket.socket) -> None:
-        sock.send(json.dumps({"level": self.level, "layers": self.layers}).encode())
+        refused = self.refusal()
+        sock.send(json.dumps({"level": self.level, "layers": self.layers, "refused": refused,
+                              "view": self.view.to_dict()}).encode())
+        if refused:
+            return
         self.prepare()
         while True:
             ready, _, _ = select.select([sock, *self.dying], [], [])
@@ -416,12 +451,21 @@ def _private_folder(root: bool) -> str:
     return path
 
 
+def preload(exclude: list[str]) -> View:
+    """Import what a submission may import, and declare the View from what that loaded."""
+    before = set(sys.modules)
+    for name in PRELOAD:
+        importlib.import_module(name)
+    view_mod.warm_numpy()
+    loaded = [m for n, m in sys.modules.items() if m is not None and (n not in before or n in PRELOAD)]
+    return view_mod.declare(exclude, loaded)
+
+
 def main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
     config = json.loads(sys.argv[2])
-    for name in PRELOAD:
-        importlib.import_module(name)
-    zygote = Zygote(Limits(**config["limits"]), config["exclude"])
+    zygote = Zygote(Limits(**config["limits"]), config["exclude"], preload(config["exclude"]),
+                    bool(config.get("allow_unisolated")))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the grader's
     try:
         zygote.confine(sock)
