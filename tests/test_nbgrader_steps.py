@@ -1,0 +1,71 @@
+"""nbgrader autograde runs no notebook code outside the sandbox: every step its Autograde is
+configured with is one known to execute none (nbgrader_bridge.SAFE_STEPS), or GradeWithEngine
+refuses to grade, before SaveAutoGrades can record anything. The space: Autograde's two step
+lists (sanitize_preprocessors, autograde_preprocessors), each configured or left at
+nbgrader's default, each step named by its import path or given as a class."""
+from pathlib import Path
+
+import pytest
+from nbconvert.preprocessors import ExecutePreprocessor
+from nbgrader.converters import Autograde
+from nbgrader.preprocessors import ClearOutput, Execute, SaveAutoGrades
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
+
+from autograder import nbgrader_bridge
+from autograder.errors import GraderError
+from autograder.nbgrader_bridge import STEP_LISTS, unsafe_steps
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class ClearOutputAndMore(ClearOutput):
+    """A subclass of a safe step: it could override anything, so it is not safe by name."""
+
+
+def course_config() -> Config:
+    return PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+
+
+def test_the_courses_config_runs_only_safe_steps():
+    assert unsafe_steps(course_config()) == []
+
+
+def test_every_step_lists_that_autograde_registers_are_checked():
+    # Autograde registers exactly these two lists with its exporter (nbgrader 0.9's
+    # Autograde._init_preprocessors); a new list in a later nbgrader must be added here.
+    lists = {name for name, trait in Autograde.class_traits(config=True).items() if name.endswith("preprocessors")}
+    assert lists == set(STEP_LISTS)
+
+
+def test_nbgraders_own_defaults_are_refused():
+    # Without this course's list, Autograde would run Execute: a kernel as the grader's user.
+    assert unsafe_steps(Config()) == ["nbgrader.preprocessors.execute.Execute"]
+
+
+@pytest.mark.parametrize("where", STEP_LISTS)
+@pytest.mark.parametrize("step, named", [
+    (Execute, "nbgrader.preprocessors.execute.Execute"),
+    ("nbgrader.preprocessors.Execute", "nbgrader.preprocessors.execute.Execute"),
+    (ExecutePreprocessor, "nbconvert.preprocessors.execute.ExecutePreprocessor"),
+    ("nbconvert.preprocessors.ExecutePreprocessor", "nbconvert.preprocessors.execute.ExecutePreprocessor"),
+    (ClearOutputAndMore, f"{__name__}.ClearOutputAndMore"),
+    ("no.such.Step", "no.such.Step"),
+])
+def test_a_step_not_known_to_be_safe_is_refused(where, step, named):
+    config = course_config()
+    config.Autograde[where] = [*config.Autograde.get(where, [ClearOutput]), step, SaveAutoGrades]
+    assert unsafe_steps(config) == [named]
+
+
+def test_grade_with_engine_refuses_before_grading(monkeypatch):
+    withdrawn, graded = [], []
+    monkeypatch.setattr(nbgrader_bridge, "withdraw_points", withdrawn.append)
+    monkeypatch.setattr(nbgrader_bridge, "engine_grade", lambda *a, **k: graded.append(a))
+    config = course_config()
+    config.Autograde.autograde_preprocessors = ["nbgrader.preprocessors.Execute",
+                                                *config.Autograde.autograde_preprocessors]
+    resources = {"nbgrader": {"assignment": "ps1", "student": "s", "notebook": "ps1", "db_url": "sqlite://"}}
+    with pytest.raises(GraderError, match="Autograde is configured to run nbgrader.preprocessors.execute.Execute"):
+        nbgrader_bridge.GradeWithEngine(config=config).preprocess(object(), resources)
+    assert graded == [] and withdrawn == [resources]
