@@ -14,7 +14,11 @@ c.ClearSolutions.enforce_metadata = True
 # RecordEngineGrades writes the engine's feedback and points into the grade cells (and a note
 # into every other code cell) just before SaveAutoGrades reads them. GradeWithEngine refuses
 # to grade when either list holds a step not known to run no code (nbgrader_bridge.SAFE_STEPS).
-# nbgrader's own list, without Execute, with the two steps added; docs/nbgrader.md.
+# nbgrader's own list, without Execute, with the two steps added, and without its closing
+# CheckCellMetadata: the sanitizing pass just checked this same notebook's cell metadata, and
+# nothing since changes metadata (no kernel; our steps write outputs only). That check costs
+# more than the engine's grading (nbgrader validates each cell against a schema it re-checks
+# every time). docs/nbgrader.md.
 c.Autograde.autograde_preprocessors = [
     "autograder.nbgrader_bridge.GradeWithEngine",
     "nbgrader.preprocessors.IgnorePattern",
@@ -23,7 +27,6 @@ c.Autograde.autograde_preprocessors = [
     "autograder.nbgrader_bridge.RecordEngineGrades",
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
-    "nbgrader.preprocessors.CheckCellMetadata",
 ]
 
 # Feedback must never show hidden tests or their inputs (nbgrader issues #917, #1363).
