@@ -524,12 +524,13 @@ def withdraw_points(resources) -> None:
         gb.db.commit()
 
 
-# Every step nbgrader's Autograde may run on a submitted notebook, each read (nbgrader 0.9.6,
-# nbconvert 7) and known to execute none of its code: they clear outputs and metadata, copy
-# the instructor's cells back in, check ids and metadata, cap outputs and read or write the
-# gradebook. Exactly these classes, not subclasses (which could override anything). Any other
-# step in Autograde's two lists (nbgrader's Execute above all: a kernel run as the grader's
-# user) makes GradeWithEngine refuse to grade, before SaveAutoGrades records anything.
+# Every step nbgrader may run on a student's notebook when it autogrades or makes feedback,
+# each read (nbgrader 0.9.6, nbconvert 7) and known to execute none of its code: they clear
+# outputs and metadata, copy the instructor's cells back in, check ids and metadata, cap or
+# hide outputs, add CSS, and read or write the gradebook. Exactly these classes, not
+# subclasses (which could override anything). Any other step (nbgrader's Execute above all:
+# a kernel run as the grader's user) makes GradeWithEngine refuse to grade, before
+# SaveAutoGrades records anything, and ScrubGradedTracebacks refuse to write feedback.
 SAFE_STEPS = frozenset({
     "nbgrader.preprocessors.clearoutput.ClearOutput",
     "nbgrader.preprocessors.deduplicateids.DeduplicateIds",
@@ -541,10 +542,19 @@ SAFE_STEPS = frozenset({
     "nbgrader.preprocessors.limitoutput.LimitOutput",
     "nbgrader.preprocessors.saveautogrades.SaveAutoGrades",
     "nbgrader.preprocessors.latesubmissions.AssignLatePenalties",
+    "nbgrader.preprocessors.getgrades.GetGrades",
+    "nbgrader.preprocessors.clearhiddentests.ClearHiddenTests",
+    "nbconvert.preprocessors.csshtmlheader.CSSHTMLHeaderPreprocessor",
     f"{__name__}.GradeWithEngine",
     f"{__name__}.RecordEngineGrades",
+    f"{__name__}.ScrubGradedTracebacks",
 })
-STEP_LISTS = ("sanitize_preprocessors", "autograde_preprocessors")  # all that Autograde registers
+# Where each command's steps come from. Autograde empties its exporter's steps and registers
+# its two lists alone (nbgrader 0.9's Autograde._init_preprocessors); GenerateFeedback keeps
+# its HTMLExporter's own: nbconvert's defaults (ExecutePreprocessor among them, off unless
+# configured ``enabled``) and any configured on the exporter classes.
+STEP_LISTS = ("sanitize_preprocessors", "autograde_preprocessors")
+FEEDBACK_EXPORTERS = ("Exporter", "TemplateExporter", "HTMLExporter")
 
 # What a code cell other than a graded one shows after autograde: no kernel ran it here.
 SANDBOX_NOTE = ("[No output here: this cell was not run in a Jupyter kernel. The grader ran the "
@@ -556,23 +566,58 @@ def _qualified(step) -> str:
     return f"{step.__module__}.{step.__qualname__}" if isinstance(step, type) else str(step)
 
 
+def _configured(config, cls, name: str) -> list:
+    section = config[cls.__name__]
+    return list(section[name]) if name in section else list(cls.class_traits()[name].default())
+
+
+def _unsafe(steps) -> list[str]:
+    from traitlets.utils.importstring import import_item
+
+    unsafe = []
+    for step in steps:
+        try:
+            cls = import_item(step) if isinstance(step, str) else step
+        except Exception:  # noqa: BLE001 - nbgrader would fail on it too; name it as given
+            cls = step
+        if _qualified(cls) not in SAFE_STEPS:
+            unsafe.append(_qualified(cls))
+    return unsafe
+
+
 def unsafe_steps(config) -> list[str]:
     """The steps of nbgrader's Autograde under ``config`` (its two lists, configured or
     nbgrader's defaults) that are not in SAFE_STEPS, by qualified class name."""
     from nbgrader.converters import Autograde
+
+    return _unsafe(step for name in STEP_LISTS for step in _configured(config, Autograde, name))
+
+
+def unsafe_feedback_steps(config) -> list[str]:
+    """The same for GenerateFeedback: its list, the steps configured on its exporter, and
+    every nbconvert default step that ``config`` turns on."""
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.converters import GenerateFeedback
+
+    steps = _configured(config, GenerateFeedback, "preprocessors")
+    steps += [s for name in FEEDBACK_EXPORTERS for s in config[name].get("preprocessors", [])]
+    steps += [s for s in _configured(config, HTMLExporter, "default_preprocessors") if _enabled(config, s)]
+    return _unsafe(steps)
+
+
+def _enabled(config, step) -> bool:
+    """Whether ``config`` turns a default (disabled) step on: the ``enabled`` of the most
+    derived class in its MRO that configures one (``c.Preprocessor.enabled`` turns on all)."""
     from traitlets.utils.importstring import import_item
 
-    unsafe = []
-    for name in STEP_LISTS:
-        steps = config.Autograde[name] if name in config.Autograde else Autograde.class_traits()[name].default()
-        for step in steps:
-            try:
-                cls = import_item(step) if isinstance(step, str) else step
-            except Exception:  # noqa: BLE001 - nbgrader would fail on it too; name it as given
-                cls = step
-            if _qualified(cls) not in SAFE_STEPS:
-                unsafe.append(_qualified(cls))
-    return unsafe
+    try:
+        cls = import_item(step) if isinstance(step, str) else step
+    except Exception:  # noqa: BLE001 - a default nbconvert cannot import is one that does not run
+        return False
+    for klass in cls.__mro__:
+        if klass.__name__ in config and "enabled" in config[klass.__name__]:
+            return bool(config[klass.__name__]["enabled"])
+    return False
 
 
 @lru_cache(maxsize=None)  # one class each, so nbgrader_config.py can configure them by name
@@ -680,7 +725,16 @@ def _preprocessors() -> dict[str, type]:
     class ScrubGradedTracebacks(NbGraderPreprocessor):
         """Feedback step: a traceback in a graded cell would quote the cell's source, so keep
         only its last line ("NotImplementedError: ..."). Graded cells carry the engine's
-        output after autograde; this guards notebooks autograded any other way."""
+        output after autograde; this guards notebooks autograded any other way. Refuses (a
+        grader failure) when GenerateFeedback is configured with a step that could run the
+        notebook's code (see SAFE_STEPS)."""
+
+        def preprocess(self, nb, resources):
+            unsafe = unsafe_feedback_steps(self.config)
+            if unsafe:
+                raise GraderError(f"GenerateFeedback is configured to run {', '.join(unsafe)}, which this grader "
+                                  "does not know to run no student code; remove it from the feedback steps")
+            return super().preprocess(nb, resources)
 
         def preprocess_cell(self, cell, resources, index):
             if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade"):

