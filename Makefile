@@ -18,12 +18,12 @@ $(BIN)/python:
 # A file that does not compile is left to fail where it is imported, as pip leaves it.
 SITE = $$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -qq --no-compile -e .
+	$(BIN)/pip install -qq --no-compile -e '.[instructor]'
 	-$(BIN)/python -m compileall -q -j 0 $(SITE) >/dev/null
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -qq --no-compile -e '.[test,postgres,cluster]'
+	$(BIN)/pip install -qq --no-compile -e '.[instructor,test,postgres,cluster]'
 	-$(BIN)/python -m compileall -q -j 0 -x '/torch/' $(SITE) >/dev/null
 	touch $(VENV)/.installed $@
 

@@ -82,9 +82,13 @@ def unstorable(student: str) -> str | None:
 def open_engine(url: str):
     """A SQLAlchemy engine for ``url`` and the URL as it may be shown (no password); one line
     (GradebookError) when the URL is not one, names no known database, or lacks its driver."""
-    from sqlalchemy import create_engine
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+    try:
+        from sqlalchemy import create_engine
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+    except ImportError:  # a student's install: the gradebook is the instructor's
+        raise GradebookError("--gradebook needs the instructor extra "
+                             "(pip install 'attention-autograder[instructor]')") from None
 
     from .names import one_line
 

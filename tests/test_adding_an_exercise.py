@@ -1,5 +1,5 @@
 """A 14th exercise added at run time, graded end to end: proof that the extension points are
-the ones the README's "Adding an exercise" names, and that nothing else needs an edit.
+the ones docs/authoring.md names, and that nothing else needs an edit.
 
 The toy exercise is `scale_scores(S, d_k)`, the scores over sqrt(d_k), in a problem set of
 its own. Its three parts are the ones a real exercise has: the answer (solutions/toy.py, in a
