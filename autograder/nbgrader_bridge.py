@@ -549,6 +549,11 @@ SAFE_STEPS = frozenset({
     "nbgrader.preprocessors.getgrades.GetGrades",
     "nbgrader.preprocessors.clearhiddentests.ClearHiddenTests",
     "nbconvert.preprocessors.csshtmlheader.CSSHTMLHeaderPreprocessor",
+    # HTMLExporter's own configuration turns these three on: they drop cells or outputs by tag
+    # or by pattern and mark magics for highlighting.
+    "nbconvert.preprocessors.tagremove.TagRemovePreprocessor",
+    "nbconvert.preprocessors.regexremove.RegexRemovePreprocessor",
+    "nbconvert.preprocessors.highlightmagics.HighlightMagicsPreprocessor",
     f"{__name__}.GradeWithEngine",
     f"{__name__}.RecordEngineGrades",
     f"{__name__}.ScrubGradedTracebacks",

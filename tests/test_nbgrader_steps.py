@@ -73,23 +73,56 @@ def test_grade_with_engine_refuses_before_grading(monkeypatch):
     assert graded == [] and withdrawn == [resources]
 
 
+def feedback_config(config: Config) -> Config:
+    """The configuration generate_feedback's steps see: its exporter's, with HTMLExporter's own
+    defaults merged in (they turn some of nbconvert's default steps on)."""
+    from nbconvert.exporters import HTMLExporter
+
+    return HTMLExporter(config=config).config
+
+
+def exporter_runs(config: Config) -> set[str]:
+    """What an HTMLExporter made as GenerateFeedback makes it would run: every enabled step."""
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.converters import GenerateFeedback
+
+    exporter = HTMLExporter(config=config)
+    steps = config.GenerateFeedback.get("preprocessors", GenerateFeedback.class_traits()["preprocessors"].default())
+    for step in steps:
+        exporter.register_preprocessor(step)
+    return {nbgrader_bridge._qualified(type(p)) for p in exporter._preprocessors if p.enabled}
+
+
 def test_the_courses_feedback_runs_only_safe_steps():
-    assert unsafe_feedback_steps(course_config()) == []
+    assert unsafe_feedback_steps(feedback_config(course_config())) == []
 
 
-@pytest.mark.parametrize("configure, named", [
+FEEDBACK = [
     (lambda c: c.GenerateFeedback.preprocessors.append(Execute), "nbgrader.preprocessors.execute.Execute"),
     (lambda c: setattr(c.HTMLExporter, "preprocessors", ["nbconvert.preprocessors.ExecutePreprocessor"]),
      "nbconvert.preprocessors.execute.ExecutePreprocessor"),
     (lambda c: setattr(c.Exporter, "preprocessors", [ClearOutputAndMore]), f"{__name__}.ClearOutputAndMore"),
     (lambda c: setattr(c.ExecutePreprocessor, "enabled", True), "nbconvert.preprocessors.execute.ExecutePreprocessor"),
     (lambda c: setattr(c.Preprocessor, "enabled", True), "nbconvert.preprocessors.execute.ExecutePreprocessor"),
-], ids=["in its list", "on its exporter", "a subclass on any exporter", "a default turned on",
-        "every default turned on"])
+]
+FEEDBACK_CASES = [case for case, _ in FEEDBACK]
+FEEDBACK_IDS = ["in its list", "on its exporter", "a subclass on any exporter", "a default turned on",
+                "every default turned on"]
+
+
+@pytest.mark.parametrize("configure, named", FEEDBACK, ids=FEEDBACK_IDS)
 def test_a_feedback_step_not_known_to_be_safe_is_refused(configure, named):
     config = course_config()
     configure(config)
-    assert named in unsafe_feedback_steps(config)  # with every default on, the others are named too
+    assert named in unsafe_feedback_steps(feedback_config(config))  # every default on: the others too
+
+
+@pytest.mark.parametrize("configure", [lambda c: None, *FEEDBACK_CASES], ids=["the course's", *FEEDBACK_IDS])
+def test_the_feedback_check_names_exactly_the_unsafe_steps_the_exporter_would_run(configure):
+    # A census of the real exporter, not of the check's own reading of the configuration.
+    config = course_config()
+    configure(config)
+    assert set(unsafe_feedback_steps(feedback_config(config))) == exporter_runs(config) - nbgrader_bridge.SAFE_STEPS
 
 
 def test_feedbacks_exporter_holds_a_kernel_step_that_only_configuration_turns_on():
@@ -106,4 +139,4 @@ def test_feedback_refuses_before_writing():
     config = course_config()
     config.ExecutePreprocessor.enabled = True
     with pytest.raises(GraderError, match="GenerateFeedback is configured to run"):
-        nbgrader_bridge.ScrubGradedTracebacks(config=config).preprocess(object(), {})
+        nbgrader_bridge.ScrubGradedTracebacks(config=feedback_config(config)).preprocess(object(), {})
