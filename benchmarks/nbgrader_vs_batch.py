@@ -8,7 +8,10 @@ out, since nbgrader cannot grade those right), grades them with `nbgrader autogr
 notebook at a time, as nbgrader does) and with `autograder grade-batch --jobs J`, checks that
 the per-exercise scores agree, and prints milliseconds per submission for each, the ratio,
 and grade-batch's peak memory (all its processes together). --batch-also times grade-batch
-alone on more submissions, to show its memory stays flat as N grows.
+alone on more submissions, to show its memory stays flat as N grows. `nbgrader autograde`
+runs with the course's nbgrader_config.py: no kernel since docs/nbgrader.md's design, so the
+ratio of docs/performance.md (a kernel per notebook) is not today's; benchmarks/nbgrader_demo_class.py
+compares two checkouts.
 """
 from __future__ import annotations
 
