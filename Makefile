@@ -23,7 +23,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -qq --no-compile -e '.[instructor,test,postgres,cluster]'
+	$(BIN)/pip install -qq --no-compile -e '.[instructor,test,postgres,cluster,lti]'
 	-$(BIN)/python -m compileall -q -j 0 -x '/torch/' $(SITE) >/dev/null
 	touch $(VENV)/.installed $@
 

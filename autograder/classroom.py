@@ -1,15 +1,16 @@
 """A GitHub Classroom starter repository for one assignment (``autograder classroom``).
 
-GitHub Classroom's Python grader (classroom-resources/autograding-python-grader@v1) is a
-Docker action: it evaluates ``setup-command`` in a python:3.11 container, then runs
-``pytest -s --tb=no`` on every ``*_test.py`` file of the repository with its own reporter,
-which reads each test's Python source, and gives ``max-score / tests run`` to each passing
-test. It takes no command. So the starter holds a test file with one test function per
-visible check, each judged by the engine (``pytest_plugin.visible_check``: the notebook's
-visible checks, in the sandbox, the check cells' messages), and the workflow has one grader
-step per check whose ``-k`` (through ``PYTEST_ADDOPTS``) selects that check's function alone
-and whose ``max-score`` is that check's points. The steps share one virtual environment
-under ``$HOME``, which the job keeps between container steps, so the grader is installed once.
+The workflow grades with the one command that is safe inside a student's repository,
+``autograder pytest`` (pytest_face.py): a fresh isolated interpreter that reads nothing of
+the repository but the notebook's bytes. So each visible check is one step of GitHub
+Classroom's command grader (classroom-resources/autograding-command-grader@v1: a
+JavaScript action on the runner itself, which runs ``setup-command`` and then ``command``
+in ``sh`` with only PATH and HOME in the environment, and gives ``max-score`` when the
+command exits 0), whose command is ``python -I -m autograder pytest NOTEBOOK --assignment A
+--visible CHECK`` (the launcher isolated too): that check alone, its points the step's
+``max-score``. The steps share one virtual environment under ``$HOME``, which the job keeps
+between steps, so the grader is installed once; the Python it is made from is set up by
+actions/setup-python.
 
 A student's repository cannot hold the hidden reference: these points are feedback, and the
 grade comes from collecting the repositories and running ``grade-batch`` on them.
@@ -17,16 +18,17 @@ grade comes from collecting the repositories and running ``grade-batch`` on them
 from __future__ import annotations
 
 import json
-import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-GRADER = "classroom-resources/autograding-python-grader@v1"
+GRADER = "classroom-resources/autograding-command-grader@v1"
 REPORTER = "classroom-resources/autograding-grading-reporter@v1"
 CHECKOUT = "actions/checkout@v4"
-TEST_DIR = "checks"
-VENV = "$HOME/autograder-venv"  # $HOME is /github/home in the grader's container: kept for the whole job
+SETUP_PYTHON = "actions/setup-python@v5"
+PYTHON = "3.11"
+PYTEST = "pytest>=7"  # what `autograder pytest` runs; not a dependency of the grader's base install
+VENV = "$HOME/autograder-venv"  # the runner's $HOME: kept for the whole job
 STEP_MINUTES = 10  # the grader's timeout input, in minutes (the first step installs the package)
 
 
@@ -39,8 +41,11 @@ class VisibleCheck:
     exercise: str
     title: str
     points: int
-    function: str  # the test function in the generated file
     step: str  # the workflow step's id
+
+    def node_id(self, assignment: str) -> str:
+        """What selects this check alone in `autograder pytest`."""
+        return f"{assignment}/{self.exercise}::{self.title}"
 
 
 def visible_checks(assignment: str) -> list[VisibleCheck]:
@@ -48,15 +53,13 @@ def visible_checks(assignment: str) -> list[VisibleCheck]:
     from .assignments import exercise, exercises
 
     specs = [(name, s) for name in exercises(assignment) for s in exercise(name).specs if s.visible]
-    width = len(str(len(specs)))  # equal widths: no function's name holds another's
+    width = len(str(len(specs)))  # equal widths: the step ids sort in the notebook's order
     out = []
     for n, (name, spec) in enumerate(specs, 1):
         if not float(spec.points).is_integer():
             raise ClassroomError(f"GitHub Classroom's grader takes whole points; {name}: {spec.title!r} is worth "
                                  f"{spec.points:g}")
-        slug = re.sub(r"[^a-z0-9]+", "_", f"{name} {spec.title}".lower()).strip("_")[:60].rstrip("_")
-        number = f"{n:0{width}d}"
-        out.append(VisibleCheck(name, spec.title, int(spec.points), f"test_{number}_{slug}", f"check{number}"))
+        out.append(VisibleCheck(name, spec.title, int(spec.points), f"check{n:0{width}d}"))
     return out
 
 
@@ -84,10 +87,9 @@ def write_starter(assignment: str, out: Path, package: str, notebook: Path | Non
     checks = visible_checks(assignment)
     files = {
         f"{assignment}.ipynb": released,
-        f"{TEST_DIR}/{assignment}_test.py": test_file(assignment, checks).encode(),
         ".github/workflows/classroom.yml": workflow(assignment, checks, package).encode(),
         "README.md": readme(assignment, checks).encode(),
-        ".gitignore": b"autograding_output/\n.pytest_cache/\n__pycache__/\n.ipynb_checkpoints/\n",
+        ".gitignore": b"__pycache__/\n.ipynb_checkpoints/\n",
     }
     written = []
     for name, data in files.items():
@@ -98,33 +100,20 @@ def write_starter(assignment: str, out: Path, package: str, notebook: Path | Non
     return written
 
 
-def test_file(assignment: str, checks: list[VisibleCheck]) -> str:
-    lines = [
-        f'"""The visible checks of {assignment}, one test each: what GitHub Classroom runs on every push.',
-        "",
-        f"Generated by `autograder classroom {assignment}`; run them yourself with `pytest {TEST_DIR}`.",
-        "Each runs the check your notebook's check cell runs and fails with the same message.",
-        'The grade comes later, from more checks on inputs you have not seen."""',
-        "from pathlib import Path",
-        "",
-        "from autograder.pytest_plugin import visible_check",
-        "",
-        f"NOTEBOOK = Path(__file__).resolve().parent.parent / {assignment + '.ipynb'!r}",
-    ]
-    for c in checks:
-        lines += ["", "", f"def {c.function}():  # {c.points} point{'s' if c.points != 1 else ''}",
-                  f"    visible_check(NOTEBOOK, {assignment!r}, {c.exercise!r}, {c.title!r})"]
-    return "\n".join(lines) + "\n"
+def setup_command(package: str) -> str:
+    """Install the grader once per job into a virtual environment under $HOME, with pytest
+    (the pytest face's; a student's install of the grader does not bring it)."""
+    return (f'if [ ! -f "{VENV}/.installed" ]; then python3 -m venv "{VENV}" '
+            f'&& "{VENV}/bin/pip" install --quiet {shlex.quote(package)} {shlex.quote(PYTEST)} '
+            f'&& touch "{VENV}/.installed"; fi')
 
 
-def setup_command(package: str, check: VisibleCheck) -> str:
-    """Install the grader once per job into a venv that sees the container's pytest, then
-    make this step's pytest run only ``check``'s test function."""
-    git = "command -v git >/dev/null || { apt-get update -qq && apt-get install -y -qq git >/dev/null; }; " \
-        if "git+" in package else ""
-    install = (f'if [ ! -f "{VENV}/.installed" ]; then {git}python3 -m venv --system-site-packages "{VENV}" '
-               f'&& "{VENV}/bin/pip" install --quiet {shlex.quote(package)} && touch "{VENV}/.installed"; fi')
-    return f'{install}; export PATH="{VENV}/bin:$PATH" PYTEST_ADDOPTS={shlex.quote("-k " + check.function)}'
+def command(assignment: str, check: VisibleCheck) -> str:
+    """The safe command, for ``check`` alone: exit 0 exactly when it passed. Spelled
+    ``python -I -m autograder`` so that the launcher too reads no PYTHON* variable, user site
+    or current folder: a job's environment is not the operator's own."""
+    words = ["pytest", f"{assignment}.ipynb", "--assignment", assignment, "--visible", check.node_id(assignment)]
+    return f'"{VENV}/bin/python" -I -m autograder ' + " ".join(shlex.quote(w) for w in words)
 
 
 def workflow(assignment: str, checks: list[VisibleCheck], package: str) -> str:
@@ -132,11 +121,12 @@ def workflow(assignment: str, checks: list[VisibleCheck], package: str) -> str:
     name can change its structure."""
     import yaml
 
-    steps = [{"name": "Checkout code", "uses": CHECKOUT}]
+    steps = [{"name": "Checkout code", "uses": CHECKOUT},
+             {"name": "Set up Python", "uses": SETUP_PYTHON, "with": {"python-version": PYTHON}}]
     for c in checks:
         steps.append({"name": f"{c.exercise}: {c.title}", "id": c.step, "uses": GRADER,
-                      "with": {"timeout": STEP_MINUTES, "max-score": c.points,
-                               "setup-command": setup_command(package, c)}})
+                      "with": {"test-name": f"{c.exercise}: {c.title}", "setup-command": setup_command(package),
+                               "command": command(assignment, c), "timeout": STEP_MINUTES, "max-score": c.points}})
     steps.append({"name": "Autograding Reporter", "uses": REPORTER,
                   "env": {f"{c.step.upper()}_RESULTS": f"${{{{steps.{c.step}.outputs.result}}}}" for c in checks},
                   "with": {"runners": ",".join(c.step for c in checks)}})
@@ -163,11 +153,10 @@ check cell under each exercise, and commit and push the saved notebook.
 
 GitHub Classroom runs the notebook's {len(checks)} visible checks ({points} points in all), the
 same ones its check cells run, with the same messages; the Actions tab shows which passed.
-Run them yourself before pushing (the grader installed, as for the notebook):
+Run them yourself before pushing (the grader installed, as for the notebook, and pytest:
+`pip install pytest`), with the command each step of the workflow runs:
 
-    pytest --submission {assignment}.ipynb --assignment {assignment} --visible
-
-or `pytest {TEST_DIR}`, the file the workflow runs.
+    autograder pytest {assignment}.ipynb --assignment {assignment} --visible
 
 ## These points are not your grade
 
@@ -176,6 +165,5 @@ are worked examples. After the deadline your instructor collects every repositor
 it with `autograder grade-batch`: the same visible checks, plus hidden checks on inputs drawn
 for you. That grade, with feedback on each mistake, is the one that counts.
 
-Do not edit `{TEST_DIR}/` or `.github/`: they only show you the visible checks, and your grade
-does not read them.
+Do not edit `.github/`: it only shows you the visible checks, and your grade does not read it.
 """

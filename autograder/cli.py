@@ -12,6 +12,11 @@ from .grade import DEFAULT_TIMEOUT
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["pytest"]:  # its own parser: node ids may follow the options, as for pytest
+        from .pytest_face import main as pytest_main
+
+        return pytest_main(argv[1:])
     parser = argparse.ArgumentParser(prog="autograder", description="Grade attention problem sets.")
     sub = parser.add_subparsers(dest="command", required=True)
     g = sub.add_parser("grade", help="grade one submission (.ipynb or .py)")
@@ -56,9 +61,20 @@ def main(argv: list[str] | None = None) -> int:
     b.set_defaults(run=_grade_batch)
     c.set_defaults(run=_classroom)
     _add_gradescope_and_export(sub)
+    _add_integrity(sub)
+    from .pytest_face import add_parser as add_pytest  # `autograder pytest`, for the help; parsed above
+
+    add_pytest(sub)
     args = parser.parse_args(argv)
-    if args.command in ("gradescope", "export"):
-        return args.run(args)
+    if args.command in ("gradescope", "export", "lti"):
+        try:
+            return args.run(args)
+        except ModuleNotFoundError as e:
+            if e.name not in ("jwt", "cryptography"):
+                raise
+            print("autograder: the LTI tool needs PyJWT and cryptography: pip install 'attention-autograder[lti]'",
+                  file=sys.stderr)
+            return 2
     if args.assignment not in ASSIGNMENTS:
         print(f"autograder: unknown assignment {args.assignment!r}; choose one of {', '.join(ASSIGNMENTS)}",
               file=sys.stderr)
@@ -216,6 +232,7 @@ def _classroom(args) -> int:
 
 
 def _add_gradescope_and_export(sub) -> None:
+    from .gradescope.bundle import DEFAULT_PYTHON, PYTHONS
     from .gradescope.spec import VISIBILITIES
 
     gs = sub.add_parser("gradescope", help="build Gradescope's autograder zip for one problem set")
@@ -227,6 +244,9 @@ def _add_gradescope_and_export(sub) -> None:
     gs.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT,
                     help=f"seconds per exercise (default {DEFAULT_TIMEOUT:g})")
     gs.add_argument("--wheel", type=Path, help="the package's wheel, when already built (default: built now)")
+    gs.add_argument("--python", choices=PYTHONS, default=DEFAULT_PYTHON,
+                    help=f"the python3 of the base image chosen on Gradescope (default {DEFAULT_PYTHON}: Ubuntu "
+                         "22.04, Gradescope's default; 3.12: Ubuntu 24.04): requirements with wheels for it")
     gs.set_defaults(run=_gradescope)
     ex = sub.add_parser("export", help="grades for a learning management system")
     lms = ex.add_subparsers(dest="lms", required=True)
@@ -236,17 +256,61 @@ def _add_gradescope_and_export(sub) -> None:
     cv.add_argument("--grades", action="append", required=True, type=Path, metavar="GRADES.csv",
                     help="that assignment's grades.csv from grade-batch")
     cv.add_argument("--out", required=True, type=Path, help="the CSV to import into Canvas")
-    cv.add_argument("--roster", type=Path, metavar="ROSTER.csv", help="the gradebook exported from Canvas")
+    cv.add_argument("--roster", type=Path, metavar="ROSTER.csv",
+                    help="the gradebook exported from Canvas (Grades, Export), just before the import: needed")
     cv.set_defaults(run=_export_canvas)
-    lt = lms.add_parser("lti-scores", help="LTI Advantage AGS Score objects (JSON lines), optionally posted")
+    lt = lms.add_parser("lti-scores", help="LTI Advantage AGS scores: posted through the LTI tool (--config), "
+                                           "or as JSON lines")
     lt.add_argument("--assignment", required=True)
     lt.add_argument("--grades", required=True, type=Path, metavar="GRADES.csv", help="its grades.csv")
+    lt.add_argument("--config", type=Path, metavar="TOOL.json",
+                    help="the LTI tool's configuration (see `autograder lti serve`): get a token by the "
+                         "client-credentials grant, find or make the line item, map students by the course's "
+                         "names and roles, post one score each")
+    lt.add_argument("--context", help="the course's id on the platform (needed when the tool knows several)")
     lt.add_argument("--users", type=Path, metavar="USERS.csv",
-                    help="student,user_id rows: each student's LTI user id (default: the student's name)")
+                    help="without --config: student,user_id rows, each student's LTI user id (default: the name)")
     lt.add_argument("--out", type=Path, help="write the JSON lines here (default: standard output)")
-    lt.add_argument("--post", metavar="LINEITEM_URL", help="POST each score to this line item's /scores")
-    lt.add_argument("--token-file", type=Path, help="the bearer token for --post, in a file")
     lt.set_defaults(run=_export_lti)
+    tool = sub.add_parser("lti", help="the LTI 1.3 tool: its keys, and its login, launch and JWKS endpoints")
+    verbs = tool.add_subparsers(dest="verb", required=True)
+    keys = verbs.add_parser("keys", help="make the tool's RSA key pair (private.pem, jwks.json)")
+    keys.add_argument("--out", required=True, type=Path, help="a folder for the keys (an existing key is kept)")
+    keys.set_defaults(run=_lti_keys)
+    srv = verbs.add_parser("serve", help="serve /login, /launch and /jwks.json")
+    srv.add_argument("--config", required=True, type=Path, metavar="TOOL.json")
+    srv.set_defaults(run=_lti_serve)
+
+
+def _lti_keys(args) -> int:
+    from .lms.grades import GradesError
+    from .lms.lti_tool import make_keys
+    from .names import one_line
+
+    try:
+        key = make_keys(args.out)
+    except (GradesError, OSError) as e:
+        print(f"autograder: {one_line(str(e), 500)}", file=sys.stderr)
+        return 2
+    print(f"{args.out}: private.pem (keep it; mode 600) and jwks.json (key id {key.kid}): give the platform "
+          "the tool's /jwks.json URL")
+    return 0
+
+
+def _lti_serve(args) -> int:
+    from .lms.grades import GradesError
+    from .lms.lti_server import serve
+    from .lms.lti_tool import read_config
+    from .names import one_line
+
+    try:
+        serve(read_config(args.config))
+    except (GradesError, OSError, ValueError) as e:
+        print(f"autograder: {one_line(str(e), 500)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 0
+    return 0
 
 
 def _gradescope(args) -> int:
@@ -258,12 +322,14 @@ def _gradescope(args) -> int:
               file=sys.stderr)
         return 2
     try:
-        bundle = build(args.assignment, args.out, visibility=args.visibility, timeout=args.timeout, wheel=args.wheel)
+        bundle = build(args.assignment, args.out, visibility=args.visibility, timeout=args.timeout, wheel=args.wheel,
+                       python=args.python)
     except (OSError, RuntimeError, ValueError) as e:
         print(f"autograder: no zip written: {one_line(str(e), 500)}", file=sys.stderr)
         return 2
-    print(f"{bundle.path}: Gradescope autograder for {args.assignment} ({len(bundle.entries)} files; "
-          f"pinned {', '.join(bundle.pins)}). Upload it under Configure Autograder.")
+    print(f"{bundle.path}: Gradescope autograder for {args.assignment} ({len(bundle.entries)} files, "
+          f"{bundle.path.stat().st_size // 1000} kB; for Python {args.python}: {', '.join(bundle.pins)}). "
+          f"Upload it under Configure Autograder, with a base image whose python3 is {args.python}.")
     return 0
 
 
@@ -282,16 +348,27 @@ def _export_canvas(args) -> int:
     except GradesError as e:
         print(f"autograder: {one_line(str(e), 500)}", file=sys.stderr)
         return 2
-    result = canvas.export(grades, roster)
+    try:
+        result = canvas.export(grades, roster)
+    except GradesError as e:
+        print(f"autograder: no CSV written: {one_line(str(e), 500)}", file=sys.stderr)
+        return 2
     write_atomic(args.out, result.text)
     for name, students in result.not_in_roster.items():
         print(f"autograder: {name}: {len(students)} graded student(s) not in the roster, left out: {_some(students)}",
               file=sys.stderr)
-    for name, students in result.not_graded.items():
-        print(f"autograder: {name}: {len(students)} student(s) with no grade (blank, Canvas keeps what it has): "
-              f"{_some(students)}", file=sys.stderr)
+    for name, students in result.kept.items():
+        print(f"autograder: {name}: {len(students)} student(s) with no grade from the grader: their cell is what "
+              f"the roster says Canvas holds, so the import leaves it as it is (export the roster again if "
+              f"Canvas changed since): {_some(students)}", file=sys.stderr)
+    for name, replaced in result.replaced.items():
+        print(f"autograder: {name}: {len(replaced)} score(s) in Canvas that the import replaces: "
+              f"{_some([f'{r.student} {r.canvas} -> {r.graded}' for r in replaced])}", file=sys.stderr)
+    for name, (held, graded) in result.points_differ.items():
+        print(f"autograder: {name}: Canvas has {held} points possible, grades.csv {graded}; the import keeps "
+              f"Canvas's", file=sys.stderr)
     for name in result.new_columns:
-        print(f"autograder: {name}: no Canvas id (not in a --roster), so Canvas will make a new assignment",
+        print(f"autograder: {name}: no assignment of that title in the roster, so Canvas will make a new one",
               file=sys.stderr)
     print(f"{args.out}: {len(grades)} assignment(s) for Canvas's gradebook import")
     return 0
@@ -304,20 +381,18 @@ def _export_lti(args) -> int:
     from .lms.grades import GradesError, read
     from .names import one_line
 
-    if args.post and not args.token_file:
-        print("autograder: --post needs --token-file", file=sys.stderr)
+    if args.config and args.users:
+        print("autograder: --users is for the JSON lines; with --config the course's names and roles map students",
+              file=sys.stderr)
         return 2
     try:
         grades = read(args.grades, args.assignment)
         users = lti.read_users(args.users) if args.users else None
-        url = lti.scores_url(args.post) if args.post else None
-        token = args.token_file.read_text().strip() if args.token_file else ""
     except (GradesError, OSError) as e:
         print(f"autograder: {one_line(str(e), 500)}", file=sys.stderr)
         return 2
-    if args.post and not token:
-        print(f"autograder: {args.token_file} holds no token", file=sys.stderr)
-        return 2
+    if args.config:
+        return _post_lti(args, grades)
     result = lti.scores(grades, users)
     text = "".join(json.dumps(line) + "\n" for line in result.lines)
     if args.out:
@@ -332,12 +407,41 @@ def _export_lti(args) -> int:
     if result.no_user_id:
         print(f"autograder: {len(result.no_user_id)} student(s) not in {args.users}, no score: "
               f"{_some(result.no_user_id)}", file=sys.stderr)
-    if not url:
-        return 0
-    failed = lti.post(result.lines, args.post, token)
+    return 0
+
+
+def _post_lti(args, grades) -> int:
+    from .lms import lti, lti_services as svc
+    from .lms.grades import GradesError
+    from .lms.lti_tool import LtiError, load_keys, read_config, read_context
+    from .names import one_line
+
+    try:
+        config = read_config(args.config)
+        key = load_keys(config.keys)
+        context, endpoints = read_context(config, args.context)
+        if not endpoints.get("lineitems") or not endpoints.get("memberships"):
+            raise GradesError(f"course {context}'s launch granted no line items or names and roles service")
+        tok = svc.token(config, key, [svc.SCOPE_LINEITEM, svc.SCOPE_SCORE, svc.SCOPE_MEMBERSHIPS])
+        people = svc.members(endpoints["memberships"], tok)
+        lineitem, made = svc.line_item(endpoints["lineitems"], tok, grades.assignment, grades.assignment,
+                                       grades.max_score)
+    except (GradesError, LtiError, OSError) as e:
+        print(f"autograder: no score posted: {one_line(str(e), 500)}", file=sys.stderr)
+        return 2
+    result = lti.scores(grades, svc.user_ids(people))
+    print(f"autograder: {grades.assignment}: line item {lineitem} ({'made now' if made else 'found'})",
+          file=sys.stderr)
+    if result.not_graded:
+        print(f"autograder: {len(result.not_graded)} student(s) not graded, no score sent (the platform keeps "
+              f"what it has): {_some(result.not_graded)}", file=sys.stderr)
+    if result.no_user_id:
+        print(f"autograder: {len(result.no_user_id)} student(s) not among the course's learners, no score: "
+              f"{_some(result.no_user_id)}", file=sys.stderr)
+    failed = svc.post_scores(lineitem, tok, result.lines)
     for user, why in failed:
-        print(f"autograder: score for {one_line(user)} not accepted by {url}: {one_line(why)}", file=sys.stderr)
-    print(f"posted {len(result.lines) - len(failed)} of {len(result.lines)} scores to {url}", file=sys.stderr)
+        print(f"autograder: score for {one_line(user)} not accepted: {one_line(why)}", file=sys.stderr)
+    print(f"posted {len(result.lines) - len(failed)} of {len(result.lines)} scores to {lineitem}")
     return 1 if failed else 0
 
 
@@ -357,6 +461,46 @@ def changes_text(changes, limit: int = 20) -> str:
     if len(moved) > limit:
         lines.append(f"  ... and {len(moved) - limit} more in changes.csv")
     return "\n".join(lines)
+
+
+def _add_integrity(sub) -> None:
+    """``autograder integrity``: which pairs of a class look copied (autograder/integrity/)."""
+    from .integrity.run import DEFAULT_THRESHOLD
+
+    i = sub.add_parser("integrity", help="which pairs of a class's submissions look copied (instructor only)",
+                       description="Compare a class's submissions and write OUT/integrity.csv and "
+                                   "OUT/integrity.html (docs/integrity.md). A flag is a reason to look, never proof.")
+    i.add_argument("dir", type=Path,
+                   help="nbgrader's submitted/ (or the course folder), or a folder of <student>.py|.ipynb")
+    i.add_argument("--assignment", required=True, help=f"one of {', '.join(ASSIGNMENTS)}")
+    i.add_argument("--out", required=True, type=Path, help="where integrity.csv and integrity.html go")
+    i.add_argument("--course", type=Path, metavar="DIR",
+                   help="the course folder (its assignments/ holds the released notebooks); for now it must be "
+                        "the one this grader belongs to: the engine/course split is a later issue")
+    i.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
+                   help=f"flag pairs scoring at least this, in (0, 1] (default {DEFAULT_THRESHOLD:g})")
+    i.set_defaults(run=_integrity)
+
+
+def _integrity(args) -> int:
+    from .batch import ClassFolderError
+    from .integrity.run import IntegrityError, run_integrity
+    from .names import readable
+    from .report.index import file_uri
+
+    try:
+        result = run_integrity(args.dir, args.assignment, args.out, threshold=args.threshold, course=args.course)
+    except (ClassFolderError, IntegrityError) as e:
+        print(f"autograder: {e}", file=sys.stderr)
+        return 2
+    for u in result.unread:
+        print(f"not compared: {readable(u.student)}: {u.reason}")
+    print(f"{args.assignment}: {result.students} submissions compared in {result.seconds:.1f} s, "
+          f"{len(result.pairs)} pairs reported, {len(result.flagged)} flagged (score >= {result.threshold:g})")
+    for p in result.flagged[:10]:
+        print(f"  {p.score:.2f}  {readable(p.a.work.student)}  {readable(p.b.work.student)}")
+    print(f"wrote {result.csv} and {file_uri(result.html)}")
+    return 0
 
 
 def _some(names: list[str], limit: int = 5) -> str:

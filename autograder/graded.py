@@ -1,5 +1,5 @@
 """One submission graded as ``autograder grade`` grades it, for the faces that are not the
-command line (the pytest plugin, the classroom's test file): the same snapshot of the file's
+command line (the pytest plugin): the same snapshot of the file's
 bytes, the same sandbox with the same folders hidden, the same inputs per student."""
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ class Request:
     student: str | None = None  # None: the file's stem, as for `autograder grade`
     timeout: float = DEFAULT_TIMEOUT
     visible_only: bool = False  # the notebook's visible checks, judged without the reference
+    base: Path | None = None  # no link is followed below this folder on the way to the file (else: its name only)
 
 
 def grade_file(request: Request, hide: tuple[str | Path, ...] = ()) -> Results:
@@ -38,7 +39,7 @@ def grade_file_and_set(request: Request, hide: tuple[str | Path, ...] = ()) -> t
         with Sandbox(hide=hidden_paths(request.submission.parent, scratch, *hide)) as sandbox:
             results, _, other = grade_submission(request.submission, request.assignment, sandbox=sandbox,
                                                  student=request.student, timeout=request.timeout, scratch=scratch,
-                                                 visible_only=request.visible_only)
+                                                 base=request.base, visible_only=request.visible_only)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return results, other

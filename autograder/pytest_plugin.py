@@ -1,15 +1,18 @@
 """pytest as the grader's face: every check of an assignment one pytest test.
 
-    pytest --submission FILE --assignment ps2 [--student NAME] [--timeout S] [--visible]
+    autograder pytest FILE --assignment ps2 [--student NAME] [--timeout S] [--visible]
 
-collects one item per check, node ids ``ps2/<exercise>::<check title>`` in the order the
+(``pytest_face.py``) starts pytest in a fresh isolated interpreter with this plugin and
+``--submission COPY``; a plain ``pytest --submission FILE --assignment ps2`` run works where
+nothing of the submission's can reach the pytest process, and is refused otherwise
+(``unsafe_reason``). It collects one item per check, node ids ``ps2/<exercise>::<check title>`` in the order the
 results list them, grades the submission once (``graded.grade_file``: the sandbox and inputs
 of ``autograder grade``; no student code runs in this process) and reports each item
 passed or failed with the engine's message as the failure text. Each test case's JUnit XML
 properties hold its points, score, visibility and tags; the output ends with ``N/M points``.
 
 Registered with the ``pytest11`` entry point and inert without ``--submission``: every
-other pytest run sees five more options and nothing else. The grader's own failure is an
+other pytest run sees a few more options and nothing else. The grader's own failure is an
 ERROR (setup), never a FAILED check, and no points line is printed for it.
 """
 from __future__ import annotations
@@ -17,13 +20,15 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 # pytest-timeout owns --timeout where it is installed; --autograder-timeout always works.
 _TIMEOUT_NAMES = ("--autograder-timeout",) + (() if importlib.util.find_spec("pytest_timeout") else ("--timeout",))
-_OURS = ("submission", "assignment", "student", "autograder_timeout", "autograder_visible")
+_OURS = ("submission", "assignment", "student", "autograder_timeout", "autograder_visible", "autograder_hide",
+         "autograder_origin", "autograder_unreadable")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -36,6 +41,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="seconds per exercise, as for `autograder grade` (default 10)")
     group.addoption("--visible", dest="autograder_visible", action="store_true",
                     help="the notebook's visible checks only, judged without the hidden reference")
+    # Set by `autograder pytest` (pytest_face.py), which grades a private copy: the original's
+    # folders (hidden from the sandbox, and no module may come from them), other folders the
+    # sandbox must not see (where it started, where the report goes), and why the original
+    # could not be read (a link, a pipe, too big): graded as that, as `grade` does.
+    group.addoption("--autograder-origin", dest="autograder_origin", action="append", default=[], metavar="DIR",
+                    help=argparse.SUPPRESS)
+    group.addoption("--autograder-hide", dest="autograder_hide", action="append", default=[], metavar="DIR",
+                    help=argparse.SUPPRESS)
+    group.addoption("--autograder-unreadable", dest="autograder_unreadable", metavar="WHY", help=argparse.SUPPRESS)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -48,7 +62,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("submission") is None:
-        given = [o for o in _OURS[1:] if config.getoption(o) not in (None, False)]
+        given = [o for o in _OURS[1:] if config.getoption(o) not in (None, False, [])]
         if given:
             raise pytest.UsageError(f"--{given[0].replace('autograder_', '')} needs --submission FILE")
         return
@@ -58,12 +72,86 @@ def pytest_configure(config: pytest.Config) -> None:
 
     path = Path(config.getoption("submission"))
     assignment = config.getoption("assignment")
-    request = Request(path, _assignment(assignment), config.getoption("student"),
+    # Below the folder pytest started from (a student's repository), no link is followed on
+    # the way to the file, as grade-batch reads a class folder.
+    start, whole = config.invocation_params.dir, Path(os.path.abspath(path))
+    request = Request(whole, _assignment(assignment), config.getoption("student"),
                       config.getoption("autograder_timeout") or DEFAULT_TIMEOUT,
-                      bool(config.getoption("autograder_visible")))
-    if not os.path.lexists(path):  # as `autograder grade`: a link or a pipe is graded as what it is
+                      bool(config.getoption("autograder_visible")),
+                      base=start if whole.is_relative_to(start) and whole != start else None)
+    unreadable = config.getoption("autograder_unreadable")
+    if unreadable is None and not os.path.lexists(path):  # as `grade`: a link or a pipe is graded as what it is
         raise pytest.UsageError(f"no such file: {one_line(str(path))}")
-    config.pluginmanager.register(Grading(config, request), "autograder-grading")
+    origin = tuple(Path(h) for h in config.getoption("autograder_origin"))
+    hidden = origin + tuple(Path(h) for h in config.getoption("autograder_hide"))
+    why = unsafe_reason(config, path, origin)
+    if why is not None:
+        raise pytest.UsageError(f"refusing to grade: {why}; run `autograder pytest {one_line(str(path))} "
+                                f"--assignment {assignment}` instead (docs/pytest-classroom.md)")
+    config.pluginmanager.register(Grading(config, request, hidden, unreadable), "autograder-grading")
+
+
+def unsafe_reason(config: pytest.Config, submission: Path, origin: tuple[Path, ...] = ()) -> str | None:
+    """Why this pytest process may already run, or later import, code from the submission's
+    folder (None when it cannot): the facts of this process, checked after pytest read its
+    configuration and loaded its plugins, before anything is graded.
+
+    The submission's own folders are the file's folder, the folders ``origin`` names (the
+    original's, under `autograder pytest`), and the folder pytest started from when the
+    file lies in it (a student's repository). Refused: a module already imported from one of
+    them, one of them (or ``''``, the current folder) on ``sys.path``, a conftest.py loaded
+    at all, and an ini file read from one of them or from a folder above the submission
+    (pytest's discovery walks up from where it starts). The installation (this package's
+    folder, the interpreter's prefixes) is never the submission's, wherever it lies."""
+    own = Path(__file__).resolve().parent  # the autograder package: the installed grader
+    installed = {own, *(Path(p).resolve() for p in {sys.prefix, sys.base_prefix, sys.exec_prefix})}
+    start = config.invocation_params.dir.resolve()
+    sub_folder = Path(os.path.abspath(submission)).parent.resolve()
+    theirs = {sub_folder, *(Path(h).resolve() for h in origin)}
+    for folder in [sub_folder, *theirs]:
+        if folder.is_relative_to(start):
+            theirs.add(start)
+
+    def inside(path: Path) -> Path | None:
+        return next((t for t in theirs if path == t or path.is_relative_to(t)), None)
+
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str):
+            continue
+        where = Path(os.path.abspath(file)).resolve()
+        if any(where.is_relative_to(i) for i in installed):
+            continue
+        folder = inside(where)
+        if folder is not None:
+            return f"module {name!r} was imported from {folder} (the submission's folder)"
+    for entry in sys.path:
+        if entry == "":
+            return "the current folder is on sys.path (`python -m pytest` puts it there)"
+        where = Path(os.path.abspath(entry)).resolve()
+        if where == own.parent or any(where.is_relative_to(i) for i in installed):
+            continue  # the installation, or where this package is installed from (an editable checkout)
+        folder = inside(where)
+        if folder is not None:
+            within = "" if where == folder else f", inside {folder}"
+            return f"{entry} is on sys.path{within} (the submission's folder; `python -m` puts the current one there)"
+    for plugin in config.pluginmanager.get_plugins():
+        if Path(str(getattr(plugin, "__file__", ""))).name == "conftest.py":
+            return f"a conftest.py was loaded ({plugin.__file__})"
+    if config.inipath is not None:
+        ini = config.inipath.resolve()
+        if inside(ini) is not None or sub_folder.is_relative_to(ini.parent):
+            return f"pytest read its configuration from {ini}, beside or above the submission"
+    xml = config.getoption("xmlpath", None)
+    if xml:  # pytest writes the report through any link on its way: none below where it started
+        whole = Path(os.path.abspath(os.path.join(config.invocation_params.dir, xml)))
+        below = [whole]
+        if whole.is_relative_to(start):
+            below += [p for p in whole.parents if p.is_relative_to(start) and p != start]
+        link = next((p for p in below if p.is_symlink()), None)
+        if link is not None:
+            return f"the report's path goes through a symbolic link ({link})"
+    return None
 
 
 def _assignment(name: str | None) -> str:
@@ -78,9 +166,11 @@ def _assignment(name: str | None) -> str:
 class Grading:
     """One grading session: the items, the one grade, the score line."""
 
-    def __init__(self, config: pytest.Config, request):
+    def __init__(self, config: pytest.Config, request, hidden: tuple[Path, ...] = (), unreadable: str | None = None):
         self.config = config
         self.request = request
+        self.hidden = hidden  # more folders the sandbox must not see
+        self.unreadable = unreadable  # why the original was not read: graded as that, without a sandbox
         self.results = None
         self.failure: str | None = None  # why the grader could not grade: never a student's grade
         self.run: dict[str, object] = {}  # node id -> the TestResult of each item that ran
@@ -93,7 +183,8 @@ class Grading:
             from .graded import grade_file
 
             try:
-                self.results = grade_file(self.request, hide=self._written_by_pytest())
+                self.results = self._unreadable() if self.unreadable is not None else \
+                    grade_file(self.request, hide=self._written_by_pytest())
             except Exception as e:  # the grader's own failure (raised again, re-reported, by every setup)
                 if os.environ.get("AUTOGRADER_DEBUG"):
                     raise
@@ -103,9 +194,23 @@ class Grading:
             pytest.fail(f"the grader failed, not the submission; nothing was graded: {self.failure}", pytrace=False)
         return self.results
 
+    def _unreadable(self):
+        """The results of a submission that could not be read: every check failed, the
+        reason in the output; no code, so no sandbox."""
+        import hashlib
+
+        from .batch import Snapshot, grade_snapshot
+
+        digest = "unreadable:" + hashlib.sha256(self.unreadable.encode("utf-8", "surrogateescape")).hexdigest()
+        snap = Snapshot(self.request.submission.name, None, self.unreadable, digest)
+        return grade_snapshot(snap, self.request.assignment, sandbox=None,
+                              student=self.request.student or self.request.submission.stem,
+                              timeout=self.request.timeout, scratch=None, visible_only=self.request.visible_only)[0]
+
     def _written_by_pytest(self) -> tuple[str, ...]:
-        """Folders this pytest run writes to or reads back (the XML report, the cache)."""
-        folders = {self.config.rootpath, self.config.invocation_params.dir}
+        """Folders this pytest run writes to or reads back (the XML report, the cache), and
+        the original's (under `autograder pytest`)."""
+        folders = {self.config.rootpath, self.config.invocation_params.dir, *self.hidden}
         xml = self.config.getoption("xmlpath", None)
         if xml:
             folders.add(Path(xml).resolve().parent)
@@ -220,34 +325,6 @@ class CheckItem(pytest.Item):
         # The results' test name heads a failure; not the node id, whose dots pytest would
         # print as "::" ("scale 0::5").
         return self.path, None, f"{self.exercise}: {self.spec.title}"
-
-
-def visible_check(notebook: str | Path, assignment: str, exercise: str, title: str) -> None:
-    """What the classroom's generated test file calls: one visible check of ``notebook``,
-    graded (once per process, all visible checks together) through the sandbox."""
-    from .graded import Request, by_check, grade_file
-
-    key = (str(Path(notebook).resolve()), assignment)
-    if key not in _VISIBLE:
-        try:
-            _VISIBLE[key] = grade_file(Request(Path(key[0]), assignment, visible_only=True),
-                                       hide=(str(Path.cwd()),))
-        except Exception as e:  # noqa: BLE001 - said as the grader's failure, never as the student's mistake
-            from .batch import failure_text
-
-            _VISIBLE[key] = f"the grader failed, not your notebook; nothing was checked: {failure_text(e)}"
-    results = _VISIBLE[key]
-    if isinstance(results, str):
-        pytest.fail(results, pytrace=False)
-    test = by_check(results).get((exercise, title))
-    if test is None:
-        pytest.fail(f"{assignment} has no visible check {exercise}: {title!r} in this version of the grader; "
-                    "regenerate the test file with `autograder classroom`.", pytrace=False)
-    if not _passed(test):
-        pytest.fail(_printable(test.output) or f"{test.name} failed.", pytrace=False)
-
-
-_VISIBLE: dict[tuple[str, str], object] = {}
 
 
 def _printable(text: str) -> str:

@@ -1,15 +1,14 @@
 """`autograder classroom`: the GitHub Classroom starter repository and what its workflow runs.
 
-GitHub's runner cannot be had here, so its commands are run as the Python grader runs them
-(classroom-resources/autograding-python-grader@v1, bin/run.sh): ``eval`` of the step's
-``setup-command`` in sh, then ``python3`` (found on the PATH that command exported) running
-``pytest.main(["-s", "--tb=no", <every *_test.py file>])``. The install the setup command
-makes once per job is stood in for by a virtual environment whose ``python3`` is this one.
+GitHub's runner cannot be had here, so each step is run as the command grader runs it
+(classroom-resources/autograding-command-grader@v1, src/main.js): ``setup-command`` and then
+``command`` through ``execSync`` (``/bin/sh -c``) in the repository, with an environment of
+PATH, HOME and three variables of its own, the step passing when the command exits 0. The
+install the setup command makes once per job is stood in for by a virtual environment whose
+``python`` is this one.
 """
 from __future__ import annotations
 
-import ast
-import json
 import os
 import shlex
 import subprocess
@@ -31,34 +30,8 @@ from notebook_answers import answer_functions  # noqa: E402
 ASSIGNMENT = "ps2"
 PACKAGE = "attention-autograder @ git+https://example.org/course/attention-autograder@v0.1.0"
 MISTAKE = "missing_mask:scaled_dot_product_attention"
-
-# What the grader's reporter reads of each report (runner/__init__.py): the head line, and
-# for a failure longrepr.reprtraceback and longrepr.reprcrash.
-RUNNER = """
-import json, sys
-import pytest
-
-class Recorder:
-    def __init__(self):
-        self.rows = []
-
-    def pytest_runtest_logreport(self, report):
-        if report.when != "call":
-            return
-        trace = str(report.longrepr.reprtraceback) if report.failed else ""
-        crash = report.longrepr.reprcrash is not None if report.failed else None
-        self.rows.append({"name": report.head_line, "outcome": report.outcome, "trace": trace, "crash": crash})
-
-runs = []
-for addopts in json.loads(sys.argv[1]):  # each step's PYTEST_ADDOPTS, or null for the runner's own
-    if addopts is not None:
-        import os
-        os.environ["PYTEST_ADDOPTS"] = addopts
-    recorder = Recorder()
-    code = pytest.main(["-s", "--tb=no", "-p", "no:hypothesispytest", *sys.argv[2:]], plugins=[recorder])
-    runs.append({"code": int(code), "rows": recorder.rows})
-print("RUNS " + json.dumps(runs))
-"""
+# The command grader's environment for both commands (main.js's `env`), besides PATH and HOME.
+GRADER_ENV = {"FORCE_COLOR": "true", "DOTNET_CLI_HOME": "/tmp", "DOTNET_NOLOGO": "true"}
 
 
 def visible_specs() -> list[tuple[str, str, float]]:
@@ -94,41 +67,21 @@ def home(tmp_path_factory) -> Path:
     venv = home / "autograder-venv"
     (venv / "bin").mkdir(parents=True)
     (venv / ".installed").touch()
-    (home / "no-solutions").mkdir()
-    python3 = venv / "bin" / "python3"
-    python3.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} \"$@\"\n")
-    python3.chmod(0o755)
+    python = venv / "bin" / "python"
+    python.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} \"$@\"\n")
+    python.chmod(0o755)
     return home
 
 
-def step_environment(setup_commands: list[str], home: Path, cwd: Path) -> list[dict]:
-    """PATH and PYTEST_ADDOPTS after each step's setup command, each evaluated as the grader
-    does (``eval`` in sh), in one sh process."""
-    script = "".join(f'( eval {shlex.quote(cmd)}; printf "%s\\0%s\\0" "$PATH" "$PYTEST_ADDOPTS" )\n'
-                     for cmd in setup_commands)
-    out = subprocess.run(["sh", "-c", script], cwd=cwd, capture_output=True, text=True, check=True, timeout=60,
-                         env={"HOME": str(home), "PATH": os.environ["PATH"]}).stdout.split("\0")
-    return [{"PATH": out[i], "PYTEST_ADDOPTS": out[i + 1]} for i in range(0, len(out) - 1, 2)]
-
-
-def grader_test_files(starter: Path) -> list[str]:
-    """What the grader's runner passes to pytest: every *_test.py under the repository."""
-    return sorted(str(p.relative_to(starter)) for p in starter.rglob("*_test.py"))
-
-
-def run_like_the_grader(starter: Path, home: Path, setup_command: str, addopts: list[str | None]) -> list[dict]:
-    """eval ``setup_command`` in sh, then python3 from the PATH it exported runs pytest as the
-    grader's runner does, once per entry of ``addopts`` (a step's PYTEST_ADDOPTS; None: as set)."""
-    files = " ".join(shlex.quote(f) for f in grader_test_files(starter))
-    script = f'eval "$SETUP_COMMAND"; exec python3 -c "$RUNNER" "$ADDOPTS" {files}'
-    proc = subprocess.run(["sh", "-c", script], cwd=starter, capture_output=True, text=True, timeout=300,
-                          env={"HOME": str(home), "PATH": os.environ["PATH"], "SETUP_COMMAND": setup_command,
-                               "RUNNER": RUNNER, "ADDOPTS": json.dumps(addopts),
-                               # a student's repository: no reference solutions anywhere
-                               "AUTOGRADER_SOLUTIONS": str(home / "no-solutions")})
-    line = next((x for x in proc.stdout.splitlines() if x.startswith("RUNS ")), None)
-    assert line, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return json.loads(line[5:])
+def run_step(step: dict, starter: Path, home: Path) -> subprocess.CompletedProcess:
+    """The step as the command grader runs it: setup-command, then command, each in sh."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), **GRADER_ENV}
+    for key in ("setup-command", "command"):
+        proc = subprocess.run(["/bin/sh", "-c", step["with"][key]], cwd=starter, env=env, capture_output=True,
+                              text=True, timeout=300)
+        if proc.returncode != 0:
+            break
+    return proc
 
 
 def fill(starter: Path, archetype: str) -> None:
@@ -143,10 +96,17 @@ def test_starter_holds_the_released_notebook(starter):
     assert (starter / f"{ASSIGNMENT}.ipynb").read_bytes() == released.read_bytes()
 
 
+def test_starter_holds_no_test_file(starter):
+    """Nothing of the grader's runs from the repository: the workflow's command is all."""
+    assert sorted(str(p.relative_to(starter)) for p in starter.rglob("*") if p.is_file()) == \
+        [".github/workflows/classroom.yml", ".gitignore", "README.md", f"{ASSIGNMENT}.ipynb"]
+
+
 def test_readme_says_the_grade_comes_from_grade_batch(starter):
     text = (starter / "README.md").read_text(encoding="utf-8")
     assert "grade-batch" in text
     assert "not your grade" in text
+    assert f"autograder pytest {ASSIGNMENT}.ipynb --assignment {ASSIGNMENT} --visible" in text
 
 
 # ---------------------------------------------------------------- the workflow
@@ -156,9 +116,14 @@ def test_workflow_is_a_github_workflow(workflow):
     assert workflow["permissions"]["checks"] == "write"
 
 
+def test_python_is_set_up_before_the_grader_steps(steps, grader_steps):
+    (setup,) = [i for i, s in enumerate(steps) if s.get("uses") == classroom.SETUP_PYTHON]
+    assert setup < steps.index(grader_steps[0])
+
+
 def test_one_grader_step_per_visible_check_with_its_points(grader_steps):
-    got = [(s["name"], s["with"]["max-score"]) for s in grader_steps]
-    assert got == [(f"{name}: {title}", points) for name, title, points in visible_specs()]
+    got = [(s["name"], s["with"]["test-name"], s["with"]["max-score"]) for s in grader_steps]
+    assert got == [(f"{name}: {title}", f"{name}: {title}", points) for name, title, points in visible_specs()]
 
 
 def test_grader_steps_have_distinct_ids(grader_steps):
@@ -174,49 +139,67 @@ def test_the_reporter_reads_every_grader_step(steps, grader_steps):
     assert reporter["env"] == {f"{i.upper()}_RESULTS": f"${{{{steps.{i}.outputs.result}}}}" for i in ids}
 
 
-def test_the_package_is_installed_as_given(grader_steps):
+def test_the_package_is_installed_as_given_with_pytest(grader_steps):
     for step in grader_steps:
-        assert shlex.quote(PACKAGE) in step["with"]["setup-command"]
+        install = next(part for part in step["with"]["setup-command"].split("&&") if "pip" in part)
+        assert shlex.split(install)[-2:] == [PACKAGE, classroom.PYTEST]
 
 
-def test_each_step_selects_its_own_check_alone(starter, grader_steps, home):
-    tree = ast.parse((starter / "checks" / f"{ASSIGNMENT}_test.py").read_text(encoding="utf-8"))
-    calls = {f.name: [ast.literal_eval(a) for a in f.body[0].value.args[1:]]
-             for f in tree.body if isinstance(f, ast.FunctionDef)}
-    envs = step_environment([s["with"]["setup-command"] for s in grader_steps], home, starter)
-    assert len(envs) == len(grader_steps)
-    for (name, title, _), env in zip(visible_specs(), envs, strict=True):
-        keyword = shlex.split(env["PYTEST_ADDOPTS"])[1]
-        selected = [f for f in calls if keyword.lower() in f.lower()]  # -k: a case-insensitive substring
-        assert len(selected) == 1
-        assert calls[selected[0]] == [ASSIGNMENT, name, title]
+def test_every_step_runs_the_safe_command_for_its_own_check(grader_steps, home):
+    """The command is `autograder pytest` with the launcher isolated (python -I -m), the
+    notebook, --visible, and the node id of that step's check: nothing else, nothing of the
+    repository's (a test file, a conftest, an ini) in between."""
+    python = f"{home}/autograder-venv/bin/python"
+    for step, (name, title, _) in zip(grader_steps, visible_specs(), strict=True):
+        words = shlex.split(step["with"]["command"].replace("$HOME", str(home)))
+        assert words == [python, "-I", "-m", "autograder", "pytest", f"{ASSIGNMENT}.ipynb", "--assignment",
+                         ASSIGNMENT, "--visible", f"{ASSIGNMENT}/{name}::{title}"]
 
 
 # ---------------------------------------------------------------- its commands, run here
 
-def test_every_step_passes_on_the_released_notebook_filled_in(starter, grader_steps, home):
+def test_each_steps_node_id_selects_its_check_alone(starter, grader_steps, capsys):
+    """Every step's node id, collected by the plugin (in this process: collecting grades
+    nothing), is exactly one check: the one the step is named after."""
+    for step in grader_steps:
+        node_id = shlex.split(step["with"]["command"])[-1]
+        capsys.readouterr()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.chdir(starter)
+            mp.setenv("PYTEST_ADDOPTS", "")
+            pytest.main(["-p", "no:hypothesispytest", "-p", "no:cacheprovider", "--collect-only", "-q",
+                         "--submission", f"{ASSIGNMENT}.ipynb", "--assignment", ASSIGNMENT, "--visible", node_id])
+        out = capsys.readouterr().out
+        assert [line for line in out.splitlines() if line.startswith(f"{ASSIGNMENT}/")] == [node_id]
+
+
+def test_the_first_and_last_steps_pass_on_the_released_notebook_filled_in(starter, grader_steps, home):
+    """Two steps run end to end as the command grader runs them (each is one sandboxed grade;
+    the node ids of all of them are checked above)."""
     fill(starter, "correct")
-    commands = [s["with"]["setup-command"] for s in grader_steps]
-    envs = step_environment(commands, home, starter)
-    runs = run_like_the_grader(starter, home, commands[0], [e["PYTEST_ADDOPTS"] for e in envs])
-    assert [r["code"] for r in runs] == [0] * len(grader_steps)
-    assert [[row["outcome"] for row in r["rows"]] for r in runs] == [["passed"]] * len(grader_steps)
+    for step in (grader_steps[0], grader_steps[-1]):
+        proc = run_step(step, starter, home)
+        assert proc.returncode == 0, step["name"] + "\n" + proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert "1 passed" in proc.stdout
 
 
-def test_a_mistake_fails_with_the_check_cells_message(starter, grader_steps, home):
-    """The grader's reporter shows a failure's trace: the check cell's message, word for word."""
+def test_a_mistake_fails_exactly_its_steps_with_the_check_cells_message(starter, grader_steps, home):
+    """The step of each check the check cell fails exits non-zero, the cell's message in its
+    log; one step of a check the mistake passes exits 0."""
     fill(starter, MISTAKE)
     functions = answer_functions(starter / f"{ASSIGNMENT}.ipynb")
-    cells = {(name, title): (passed, message) for name in exercises(ASSIGNMENT)
+    cells = {f"{name}: {title}": (passed, message) for name in exercises(ASSIGNMENT)
              for title, passed, message, _ in run_visible(name, functions[name])}
-    (run,) = run_like_the_grader(starter, home, grader_steps[0]["with"]["setup-command"], [""])
-    by_function = {c.function: (c.exercise, c.title) for c in classroom.visible_checks(ASSIGNMENT)}
-    assert run["code"] == pytest.ExitCode.TESTS_FAILED
-    assert len(run["rows"]) == len(cells)
-    for row in run["rows"]:
-        passed, message = cells[by_function[row["name"]]]
-        assert (row["outcome"], row["trace"]) == (("passed", "") if passed else ("failed", message))
-        assert row["crash"] in ((None,) if passed else (True,))
+    failing = [s for s in grader_steps if not cells[s["with"]["test-name"]][0]]
+    passing = [s for s in grader_steps if cells[s["with"]["test-name"]][0]]
+    assert failing and passing
+    for step in [*failing, passing[0]]:
+        passed, message = cells[step["with"]["test-name"]]
+        proc = run_step(step, starter, home)
+        assert (proc.returncode == 0) == passed, step["name"] + "\n" + proc.stdout[-2000:]
+        if not passed:
+            assert proc.returncode == pytest.ExitCode.TESTS_FAILED
+            assert message.splitlines()[0] in proc.stdout
 
 
 # ---------------------------------------------------------------- bad input

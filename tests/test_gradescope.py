@@ -9,6 +9,7 @@ without CAP_SYS_ADMIN, once per kind of upload. The rest checks the pieces on th
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import os
@@ -24,13 +25,15 @@ import pytest
 
 from autograder import cli
 from autograder.assignments import ASSIGNMENTS, exercise_points
-from autograder.gradescope import container, run, spec, upload
+from autograder.gradescope import bundle, container, run, spec, upload
 from autograder import results as results_module
 from autograder.results import Results
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples"))
 import make_class  # noqa: E402
+
+import kernel_variants  # noqa: E402  tests/kernel_variants.py
 
 PS1_FULL = sum(exercise_points(e) for e in ASSIGNMENTS["ps1"])
 NO_SYS_ADMIN = ["setpriv", "--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin", "--"]
@@ -66,27 +69,31 @@ def repack(name: str, out: Path) -> Path:
     return wheel
 
 
-@pytest.fixture(scope="module")
-def zip_path(tmp_path_factory, built_wheel) -> Path:
-    out = tmp_path_factory.mktemp("zip") / "ps1-autograder.zip"
-    assert cli.main(["gradescope", "ps1", "--out", str(out), "--wheel", str(built_wheel)]) == 0
+LOCAL_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def wheelhouse(requirements: list[str], out: Path) -> Path:
+    """The wheels setup.sh installs, for this machine's Python: the installed one repacked when
+    it is the pinned version (no index asked), else the pinned wheel from PyPI."""
+    for line in requirements:
+        name, pinned = line.split("==")
+        if distribution(name).version == pinned:
+            repack(name, out)
+        else:
+            subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "--no-deps",
+                            "-d", str(out), line], check=True, capture_output=True, timeout=300)
     return out
 
 
-@pytest.fixture(scope="module")
-def gradescope_root(zip_path, tmp_path_factory) -> Path:
+def setup_root(zip_file: Path, wheels: Path) -> Path:
     """/autograder after Gradescope built the image: the zip in source/, setup.sh run."""
-    if os.geteuid() != 0:
-        pytest.skip("Gradescope runs the autograder as root (CI runs as root)")
-    wheels = tmp_path_factory.mktemp("wheelhouse")
-    repack("numpy", wheels)
     # Where others may traverse, as /autograder is: pytest's own folders (mode 700) would hide
     # the reference from a submission's uid whatever the autograder does.
     top = Path(tempfile.mkdtemp(prefix="autograder-gs-test-"))
     top.chmod(0o755)
     root = top / "autograder"
     (root / "source").mkdir(parents=True)
-    with zipfile.ZipFile(zip_path) as z:  # as unzip does, modes kept
+    with zipfile.ZipFile(zip_file) as z:  # as unzip does, modes kept
         for info in z.infolist():
             z.extract(info, root / "source")
             (root / "source" / info.filename).chmod((info.external_attr >> 16) & 0o777)
@@ -95,15 +102,13 @@ def gradescope_root(zip_path, tmp_path_factory) -> Path:
     done = subprocess.run(["bash", str(root / "source" / "setup.sh")], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     shutil.copy(root / "source" / "run_autograder", root / "run_autograder")  # as Gradescope does
-    yield root
-    shutil.rmtree(top)
+    return root
 
 
-@pytest.fixture(scope="module")
-def gradescope(gradescope_root):
-    """Run the autograder on one upload ({name: bytes}) as Gradescope does; its results.json."""
+def runner(root: Path, missing: frozenset[str] = frozenset()):
+    """Run the autograder in ``root`` on one upload ({name: bytes}) as Gradescope does, on a
+    kernel without ``missing`` (tests/kernel_variants.py); its results.json."""
     def run(files: dict[str, bytes], metadata: dict = ADA, cgroup: Path | None = None) -> dict:
-        root = gradescope_root
         for folder in ("submission", "results"):
             shutil.rmtree(root / folder, ignore_errors=True)
             (root / folder).mkdir()
@@ -115,13 +120,39 @@ def gradescope(gradescope_root):
                 (root / "submission" / name).write_bytes(data)
         (root / "submission_metadata.json").write_text(json.dumps(metadata))
         enter = (lambda: (cgroup / "cgroup.procs").write_text(str(os.getpid()))) if cgroup else None
-        done = subprocess.run([*NO_SYS_ADMIN, str(root / "run_autograder")], cwd=root, capture_output=True, text=True,
+        cmd = kernel_variants.variant_cmd([*NO_SYS_ADMIN, str(root / "run_autograder")], missing)
+        done = subprocess.run(cmd, cwd=root, capture_output=True, text=True,
                               env={"PATH": os.environ["PATH"], "AUTOGRADER_ROOT": str(root)}, preexec_fn=enter)
         assert done.returncode == 0, done.stdout + done.stderr
         text = (root / "results" / "results.json").read_text()
         assert len(text.encode()) < spec.MAX_BYTES
         return json.loads(text)
     return run
+
+
+@pytest.fixture(scope="module")
+def zip_path(tmp_path_factory, built_wheel) -> Path:
+    """The zip for an image whose python3 is this machine's, which the simulation runs."""
+    out = tmp_path_factory.mktemp("zip") / "ps1-autograder.zip"
+    assert cli.main(["gradescope", "ps1", "--out", str(out), "--wheel", str(built_wheel),
+                     "--python", LOCAL_PYTHON]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def gradescope_root(zip_path, tmp_path_factory) -> Path:
+    if os.geteuid() != 0:
+        pytest.skip("Gradescope runs the autograder as root (CI runs as root)")
+    with zipfile.ZipFile(zip_path) as z:
+        requirements = z.read("requirements.txt").decode().split()
+    root = setup_root(zip_path, wheelhouse(requirements, tmp_path_factory.mktemp("wheelhouse")))
+    yield root
+    shutil.rmtree(root.parent)
+
+
+@pytest.fixture(scope="module")
+def gradescope(gradescope_root):
+    return runner(gradescope_root)
 
 
 def notebook(archetype: str) -> bytes:
@@ -233,6 +264,56 @@ def test_the_reference_upload_results_and_metadata_are_roots_alone_without_landl
     assert numpy_init.stat().st_mode & 0o004  # what a submission imports stays readable
 
 
+@pytest.fixture(scope="module")
+def without_landlock(gradescope_root):
+    """The autograder on a kernel without Landlock, as Gradescope's older hosts are reported to run."""
+    return runner(gradescope_root, frozenset({"landlock"}))
+
+
+@pytest.mark.slow
+def test_without_landlock_a_right_notebook_gets_full_marks_at_the_uid_level(gradescope, without_landlock):
+    with_it = gradescope({"ps1.ipynb": notebook("correct")})
+    doc = without_landlock({"ps1.ipynb": notebook("correct")})
+    assert doc["score"] == PS1_FULL and doc["extra_data"]["isolation"] == "uid"
+    assert "landlock" not in doc["extra_data"]["isolation_layers"]
+    assert set(doc["extra_data"]["isolation_layers"]) == set(with_it["extra_data"]["isolation_layers"]) - {"landlock"}
+
+
+@pytest.mark.slow
+def test_without_landlock_a_submission_still_cannot_read_the_reference_or_write_results(gradescope_root,
+                                                                                        without_landlock):
+    secret = gradescope_root / "source" / "solutions" / "ps1.py"
+    snoop = (f"try:\n    print('READ', len(open({str(secret)!r}).read()))\nexcept OSError as e:\n"
+             f"    print('DENIED', type(e).__name__)\n"
+             f"try:\n    open({str(gradescope_root / 'results' / 'results.json')!r}, 'w').write('{{}}')\n"
+             "    print('WROTE')\nexcept OSError as e:\n    print('DENIED', type(e).__name__)\n")
+    doc = without_landlock({"snoop.py": snoop.encode()})
+    assert doc["output"].count("DENIED") == 2 and "READ" not in doc["output"] and "WROTE" not in doc["output"]
+    assert doc["score"] == 0
+
+
+@pytest.mark.slow
+def test_the_default_zips_numpy_grades_as_the_local_one_does(built_wheel, mistaken, tmp_path_factory):
+    """The default zip (Ubuntu 22.04's Python 3.10) pins an older numpy: set up here with that
+    numpy (its wheel for this machine's Python), the same notebooks get the same results."""
+    if os.geteuid() != 0:
+        pytest.skip("Gradescope runs the autograder as root (CI runs as root)")
+    out = tmp_path_factory.mktemp("zip310") / "ps1.zip"
+    assert cli.main(["gradescope", "ps1", "--out", str(out), "--wheel", str(built_wheel)]) == 0
+    requirements = list(bundle.PINS[bundle.DEFAULT_PYTHON])  # numpy first
+    root = setup_root(out, wheelhouse(requirements, tmp_path_factory.mktemp("wheels310")))
+    try:
+        installed = next((root / "venv").glob("lib/python*/site-packages/numpy-*.dist-info")).name
+        assert installed == f"numpy-{requirements[0].split('==')[1]}.dist-info"
+        grade = runner(root)
+        assert grade({"ps1.ipynb": notebook("correct")})["score"] == PS1_FULL
+        older = grade({"My Homework (1).ipynb": notebook(MISTAKE)})
+        key = lambda t: (t["name"], t["score"], t["status"], t["tags"])  # noqa: E731
+        assert [key(t) for t in older["tests"]] == [key(t) for t in mistaken["tests"]]
+    finally:
+        shutil.rmtree(root.parent)
+
+
 @pytest.mark.slow
 def test_a_link_is_not_followed(gradescope, gradescope_root):
     doc = gradescope({"ps1.ipynb": gradescope_root / "source" / "solutions" / "ps1.py"})
@@ -321,11 +402,43 @@ def test_the_zip_holds_the_scripts_the_wheel_the_reference_and_pins(zip_path):
         modes = {i.filename: (i.external_attr >> 16) & 0o777 for i in z.infolist()}
         pins = z.read("requirements.txt").decode().split()
         run = z.read("run_autograder").decode()
+        setup = z.read("setup.sh").decode()
     assert {"setup.sh", "run_autograder", "requirements.txt", "solutions/mistakes.py", "solutions/ps1.py"} <= names
     assert [n for n in names if n.endswith(".whl")] == [n for n in names if n.startswith("attention_autograder-")]
     assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
-    assert pins == [f"numpy=={distribution('numpy').version}"]
-    assert "--assignment ps1" in run
+    assert pins == list(bundle.PINS[LOCAL_PYTHON])
+    assert "--assignment ps1" in run and f'BUILT_FOR="{LOCAL_PYTHON}"' in setup
+
+
+def test_the_default_is_gradescopes_default_image_ubuntu_22_04_python_3_10(tmp_path, built_wheel, capsys):
+    assert bundle.DEFAULT_PYTHON == "3.10"
+    out = tmp_path / "ps1.zip"
+    assert cli.main(["gradescope", "ps1", "--out", str(out), "--wheel", str(built_wheel)]) == 0
+    with zipfile.ZipFile(out) as z:
+        assert z.read("requirements.txt").decode().split() == ["numpy==2.2.6", "pyseccomp==0.1.2"]
+        assert 'BUILT_FOR="3.10"' in z.read("setup.sh").decode()
+    said = capsys.readouterr().out
+    assert f"{out.stat().st_size // 1000} kB; for Python 3.10: numpy==2.2.6, pyseccomp==0.1.2" in said
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("python", bundle.PYTHONS)
+def test_every_pinned_requirement_has_a_wheel_for_its_python_on_pypi(python, tmp_path):
+    """Only one Python is on this machine: pip downloads the wheels each image would install."""
+    done = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--python-version", python,
+                           "--only-binary=:all:", "--no-deps", "-d", str(tmp_path), *bundle.PINS[python]],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-500:]
+    tag = "cp" + python.replace(".", "")
+    wheels = sorted(p.name for p in tmp_path.glob("*.whl"))
+    assert len(wheels) == len(bundle.PINS[python])
+    assert all(f"-{tag}-" in w or w.endswith("-py3-none-any.whl") for w in wheels), wheels
+
+
+def test_a_python_with_no_pins_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="no requirements for Python 3.9; choose one of 3.10, 3.11, 3.12"):
+        bundle.build("ps1", tmp_path / "x.zip", python="3.9")
+    assert not (tmp_path / "x.zip").exists()
 
 
 def test_an_unknown_assignment_writes_no_zip(tmp_path, capsys):
@@ -357,6 +470,33 @@ def test_no_top_level_max_score_and_text_formats(mixed):
     assert "max_score" not in doc and set(doc) <= set(spec.TOP_KEYS)
     assert (doc["output_format"], doc["test_output_format"], doc["test_name_format"]) == ("text", "text", "text")
     assert "<b>printed</b>" in doc["output"]  # shown as text, never rendered
+
+
+# Each field's type as gradescope/autograder_samples docs/specs.md shows it: "score": 44.0,
+# "execution_time": 136 (seconds), "output" a string, "visibility" one of its words,
+# "extra_data" {}; per test "score": 2.0, "max_score": 2.0, "name", "number": "1.1",
+# "output", "tags": ["tag1", ...], "visibility", "extra_data" {}. Added later: "status"
+# ("passed"/"failed") and the *_format keys ("text", "html", "simple_format", "md", "ansi").
+TOP_TYPES = {"score": (int, float), "execution_time": int, "output": str, "output_format": str,
+             "test_output_format": str, "test_name_format": str, "visibility": str, "stdout_visibility": str,
+             "extra_data": dict, "tests": list, "leaderboard": list}
+TEST_TYPES = {"score": (int, float), "max_score": (int, float), "status": str, "name": str, "name_format": str,
+              "number": str, "output": str, "output_format": str, "tags": list, "visibility": str, "extra_data": dict}
+
+
+@pytest.mark.parametrize("seconds", [0.0, 0.4, 2.5, 136.7])
+def test_every_field_has_the_specifications_type(mixed, seconds):
+    doc = spec.to_gradescope(dataclasses.replace(mixed, execution_time=seconds))
+    assert set(TOP_TYPES) == set(spec.TOP_KEYS) and set(TEST_TYPES) == set(spec.TEST_KEYS)
+    for key, value in doc.items():
+        assert isinstance(value, TOP_TYPES[key]) and not isinstance(value, bool), key
+    assert type(doc["execution_time"]) is int and abs(doc["execution_time"] - seconds) <= 0.5
+    for t in doc["tests"]:
+        for key, value in t.items():
+            assert isinstance(value, TEST_TYPES[key]) and not isinstance(value, bool), key
+        assert all(isinstance(tag, str) for tag in t["tags"])
+        assert t["status"] in ("passed", "failed") and t["visibility"] in (*spec.VISIBILITIES, "after_published")
+    assert json.loads(spec.dumps(doc)) == doc
 
 
 @pytest.mark.parametrize("visibility", spec.VISIBILITIES)

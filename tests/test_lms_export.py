@@ -1,21 +1,18 @@
-"""Grades into an LMS: Canvas's gradebook import CSV and LTI Advantage AGS scores.
+"""Grades into an LMS: Canvas's gradebook import CSV and LTI Advantage AGS Score objects.
 
-The grades.csv files are grade-batch's own format, written by report/table.py; the LTI
-platform is a stub this module starts on 127.0.0.1 (a free port) and stops by its pid.
+The grades.csv files are grade-batch's own format, written by report/table.py; each Canvas
+export is read back by tests/canvas_importer.py, a transcription of Canvas's importer. The
+LTI tool's flow (launch, grant, line items, names and roles) is tests/test_lti_tool.py's.
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
-import os
-import signal
-import subprocess
-import sys
-import textwrap
 from datetime import datetime
 from pathlib import Path
 
+import canvas_importer  # tests/canvas_importer.py: Canvas's importer, transcribed
 import pytest
 
 from autograder import cli
@@ -24,7 +21,7 @@ from autograder.lms import canvas, lti
 from autograder.lms.grades import GradesError, read
 from autograder.report.table import grades_csv
 
-TOKEN = "s3cret-token"
+
 EXERCISES = ["softmax", "score_spread"]
 
 
@@ -45,25 +42,45 @@ def ps2(tmp_path) -> Path:
     return write_grades(tmp_path / "ps2.csv", {"ada@uni.edu": 40, "ghost@uni.edu": 5}, max_score=40)
 
 
-@pytest.fixture
-def roster(tmp_path) -> Path:
-    """A gradebook as Canvas exports it: two rows that are not students, ids per assignment."""
+# A course in Canvas before the import: ps1 (1001, 37 points) and ps2 (1002, 40 points).
+# Cy (the grader failed on them) and Dee (not in grades.csv) hold hand-entered 30s, Ben a 35
+# the grader will replace, Eq is excused from ps2; Fay is in Canvas only.
+COURSE = {
+    "assignments": {1001: ("ps1", "37"), 1002: ("ps2", "40")},
+    "students": {11: ("Ada Lovelace", "Lovelace, Ada", "u11", "ADA@uni.edu"),
+                 12: ("Ben Babbage", "Babbage, Ben", "u12", "ben@uni.edu"),
+                 13: ("Cy Young", "Young, Cy", "u13", "cy@uni.edu"),
+                 14: ("Dee Dee", "Dee, Dee", "u14", "dee@uni.edu"),
+                 15: ("Eq Eq", "Eq, Eq", "u15", "=cmd@uni.edu"),
+                 16: ("Fay Fay", "Fay, Fay", "u16", "fay@uni.edu")},
+    "scores": {(12, 1001): "35", (13, 1001): "30.00", (14, 1001): "30.00", (14, 1002): "38.5", (15, 1002): "EX"},
+}
+
+
+def course() -> canvas_importer.Course:
+    return canvas_importer.Course(
+        {k: canvas_importer.Assignment(*v) for k, v in COURSE["assignments"].items()},
+        {k: canvas_importer.Student(*v) for k, v in COURSE["students"].items()}, dict(COURSE["scores"]))
+
+
+@pytest.fixture(params=[False, True], ids=["Student", "LastName-FirstName"])
+def roster(request, tmp_path) -> Path:
+    """The gradebook as Canvas exports it, in either of its layouts."""
     path = tmp_path / "roster.csv"
-    path.write_text(textwrap.dedent("""\
-        Student,ID,SIS User ID,SIS Login ID,Section,ps1 (1001),ps2 (1002),Current Score
-            Manual Posting,,,,,,,
-        Points Possible,,,,,37,40,(read only)
-        "Lovelace, Ada",11,u11,ADA@uni.edu,Sec 1,,,
-        "Babbage, Ben",12,u12,ben@uni.edu,Sec 1,,,
-        "Cy, Cy",13,u13,cy@uni.edu,Sec 2,,,
-        "Dee, Dee",14,u14,dee@uni.edu,Sec 2,,,
-        "Eq, Eq",15,u15,=cmd@uni.edu,Sec 2,,,
-        """))
+    path.write_text(course().export(last_first=request.param))
     return path
 
 
 def table(text: str) -> list[list[str]]:
     return list(csv.reader(io.StringIO(text)))
+
+
+def imported(ps1, ps2, roster) -> tuple[canvas_importer.Import, dict]:
+    """The export read by the transcription of Canvas's importer, and the course's scores after it."""
+    text = canvas.export([read(ps1, "ps1"), read(ps2, "ps2")], canvas.read_roster(roster)).text
+    before = course()
+    result = canvas_importer.read(before, text)
+    return result, canvas_importer.apply(before, result)
 
 
 # ---------------------------------------------------------------- Canvas
@@ -74,41 +91,108 @@ def test_grades_csv_reads_back_with_the_formula_guard_undone(ps1):
     assert grades.max_score == 37
 
 
-def test_the_canvas_csv_has_the_import_header_and_points_possible(ps1, ps2, roster):
+def test_the_canvas_csv_has_the_import_header_and_canvass_points_possible(ps1, ps2, roster):
     rows = table(canvas.export([read(ps1, "ps1"), read(ps2, "ps2")], canvas.read_roster(roster)).text)
     assert rows[0] == [*canvas.IDENTITY, "ps1 (1001)", "ps2 (1002)"]
     assert rows[1] == ["Points Possible", "", "", "", "", "37", "40"]
 
 
-def test_roster_students_get_their_scores_matched_by_login_case_insensitively(ps1, ps2, roster):
+def test_the_import_changes_only_what_the_grader_scored(ps1, ps2, roster):
+    result, after = imported(ps1, ps2, roster)
+    assert result.changes == {(11, 1001): "30", (12, 1001): "37", (15, 1001): "12", (11, 1002): "40"}
+    assert (result.new_assignments, result.new_students) == ([], [])
+
+
+@pytest.mark.parametrize("who, key, score", [
+    ("failed on (Cy)", (13, 1001), "30.00"),
+    ("not in grades.csv (Dee)", (14, 1001), "30.00"),
+    ("not in grades.csv, a decimal (Dee)", (14, 1002), "38.5"),
+    ("excused (Eq)", (15, 1002), "EX"),
+])
+def test_a_hand_entered_score_the_grader_has_no_score_for_survives_the_import(ps1, ps2, roster, who, key, score):
+    assert imported(ps1, ps2, roster)[1][key] == score
+
+
+def test_a_student_with_nothing_anywhere_stays_blank(ps1, ps2, roster):
+    after = imported(ps1, ps2, roster)[1]
+    assert (16, 1001) not in after and (16, 1002) not in after and (13, 1002) not in after
+
+
+def test_the_transcription_sees_a_blank_over_a_score_as_erasing_it():
+    """The defect the export avoids: the old export's blank cell for Cy removed the 30."""
+    before = course()
+    text = before.export().replace("Young, Cy\",13,u13,cy@uni.edu,Sec 1,30.00", "Young, Cy\",13,u13,cy@uni.edu,Sec 1,")
+    assert ",13,u13,cy@uni.edu,Sec 1,," in text
+    result = canvas_importer.read(before, text)
+    assert result.changes == {(13, 1001): None}
+    assert (13, 1001) not in canvas_importer.apply(before, result)
+
+
+@pytest.mark.parametrize("new, current, unchanged", [
+    ("30", "30.00", True), ("30.004", "30", True), ("30.01", "30", False), ("", "", True), ("-", "", True),
+    ("", "30", False), ("-", "30", False), ("EX", "EX", True), ("ex", "30", False), ("30", "", False),
+])
+def test_the_transcribed_change_rule(new, current, unchanged):
+    assert canvas_importer.no_change(new, current) is unchanged
+
+
+def test_graded_students_are_matched_by_login_case_insensitively_in_the_rosters_order(ps1, ps2, roster):
     rows = table(canvas.export([read(ps1, "ps1"), read(ps2, "ps2")], canvas.read_roster(roster)).text)
-    by_id = {r[1]: r for r in rows[2:]}
-    assert list(by_id) == ["11", "12", "13", "14", "15"]  # the roster's students, in its order
-    assert (by_id["11"][5:], by_id["12"][5:], by_id["13"][5:], by_id["14"][5:]) == (
-        ["30", "40"], ["37", ""], ["", ""], ["", ""])  # blank: not graded, Canvas keeps what it has
-    assert by_id["15"][3] == "'=cmd@uni.edu" and by_id["15"][5] == "12"  # a formula is never written
+    assert [r[1] for r in rows[2:]] == ["11", "12", "13", "14", "15", "16"]
+    assert rows[2][0] == "Lovelace, Ada" and rows[2][5:] == ["30", "40"]
+    assert rows[6][3] == "'=cmd@uni.edu" and rows[6][5] == "12"  # a formula is never written
 
 
-def test_students_missing_from_either_side_are_reported(ps1, ps2, roster):
+def test_what_the_import_keeps_and_replaces_is_reported(ps1, ps2, roster):
     result = canvas.export([read(ps1, "ps1"), read(ps2, "ps2")], canvas.read_roster(roster))
     assert result.not_in_roster == {"ps2": ["ghost@uni.edu"]}
-    assert result.not_graded == {"ps1": ["Cy, Cy", "Dee, Dee"], "ps2": ["Babbage, Ben", "Cy, Cy", "Dee, Dee", "Eq, Eq"]}
+    assert result.kept == {"ps1": ["Young, Cy", "Dee, Dee", "Fay, Fay"],
+                           "ps2": ["Babbage, Ben", "Young, Cy", "Dee, Dee", "Eq, Eq", "Fay, Fay"]}
+    assert result.replaced == {"ps1": [canvas.Replaced("Babbage, Ben", "35", "37")]}
 
 
-def test_without_a_roster_each_student_is_keyed_by_login_in_a_new_column(ps1):
-    result = canvas.export([read(ps1, "ps1")])
-    rows = table(result.text)
-    assert rows[0][-1] == "ps1" and result.new_columns == ["ps1"]
-    assert [r[3] for r in rows[2:]] == ["'=cmd@uni.edu", "ada@uni.edu", "ben@uni.edu", "cy@uni.edu"]
+def test_an_assignment_the_roster_lacks_is_a_new_column_and_said(tmp_path, roster):
+    ps3 = write_grades(tmp_path / "ps3.csv", {"ada@uni.edu": 3}, max_score=5)
+    result = canvas.export([read(ps3, "ps3")], canvas.read_roster(roster))
+    assert table(result.text)[0][-1] == "ps3" and result.new_columns == ["ps3"]
+    assert canvas_importer.read(course(), result.text).new_assignments == ["ps3"]
 
 
-def test_the_export_canvas_command_writes_the_csv_and_lists_the_missing(ps1, ps2, roster, tmp_path, capsys):
+def test_without_a_roster_nothing_is_written_and_the_reason_is_one_line(ps1, tmp_path, capsys):
+    out = tmp_path / "canvas.csv"
+    assert cli.main(["export", "canvas", "--assignment", "ps1", "--grades", str(ps1), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "needs --roster" in err and err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_two_assignments_of_one_title_are_refused(tmp_path):
+    (tmp_path / "r.csv").write_text("Student,ID,SIS User ID,SIS Login ID,Section,ps1 (1001),ps1 (1005)\n")
+    with pytest.raises(GradesError, match=r"two assignments are titled 'ps1' \(1001 and 1005\)"):
+        canvas.read_roster(tmp_path / "r.csv")
+
+
+def test_two_graded_students_that_are_one_canvas_student_are_refused(tmp_path, roster):
+    g = write_grades(tmp_path / "g.csv", {"ada@uni.edu": 3, "u11": 30})  # her login and her SIS id
+    with pytest.raises(GradesError, match="'ada@uni.edu' and 'u11' are both 'Lovelace, Ada' in the roster"):
+        canvas.export([read(g, "ps1")], canvas.read_roster(roster))
+
+
+def test_a_name_canvas_would_read_as_an_id_is_refused(tmp_path, roster):
+    g = write_grades(tmp_path / "g.csv", {"ada@uni.edu": 3})
+    with pytest.raises(GradesError, match="reads as an assignment id"):
+        canvas.export([read(g, "quiz (7)")], canvas.read_roster(roster))
+
+
+def test_the_export_canvas_command_writes_the_csv_and_lists_the_kept(ps1, ps2, roster, tmp_path, capsys):
     out = tmp_path / "canvas.csv"
     assert cli.main(["export", "canvas", "--assignment", "ps1", "--grades", str(ps1), "--assignment", "ps2",
                      "--grades", str(ps2), "--roster", str(roster), "--out", str(out)]) == 0
     err = capsys.readouterr().err
     assert "ps2: 1 graded student(s) not in the roster, left out: ghost@uni.edu" in err
-    assert "ps1: 2 student(s) with no grade" in err
+    assert "ps1: 3 student(s) with no grade from the grader: their cell is what the roster says Canvas holds" in err
+    assert "ps1: 1 score(s) in Canvas that the import replaces: Babbage, Ben 35 -> 37" in err
+    assert "blank" not in err
     assert table(out.read_text())[0][-1] == "ps2 (1002)"
 
 
@@ -129,64 +213,17 @@ def test_a_bad_grades_file_is_one_line_and_writes_nothing(tmp_path, capsys, text
     assert not out.exists()
 
 
-def test_a_roster_that_is_not_a_canvas_export_is_refused(ps1, tmp_path):
-    (tmp_path / "r.csv").write_text("name,email\nAda,ada@uni.edu\n")
-    with pytest.raises(GradesError, match="no Student, ID, SIS User ID, SIS Login ID, Section column"):
+@pytest.mark.parametrize("header, missing", [
+    ("name,email", "Student, ID, SIS User ID, SIS Login ID, Section"),
+    ("LastName,FirstName,ID,SIS Login ID,Section", "SIS User ID"),
+])
+def test_a_roster_that_is_not_a_canvas_export_is_refused(tmp_path, header, missing):
+    (tmp_path / "r.csv").write_text(header + "\nAda,ada@uni.edu,1,2,3\n")
+    with pytest.raises(GradesError, match=f"no {missing} column"):
         canvas.read_roster(tmp_path / "r.csv")
 
 
 # ---------------------------------------------------------------- LTI Advantage AGS
-
-PLATFORM = textwrap.dedent("""\
-    # A tiny LTI platform's score service: accepts AGS Score POSTs at /lineitems/7/scores.
-    import json, sys
-    from http.server import BaseHTTPRequestHandler, HTTPServer
-    token, log = sys.argv[1], sys.argv[2]
-    FIELDS = {"userId", "scoreGiven", "scoreMaximum", "activityProgress", "gradingProgress", "timestamp"}
-    class Scores(BaseHTTPRequestHandler):
-        def do_POST(self):
-            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            if self.path != "/lineitems/7/scores?course=3":
-                return self.send_error(404)
-            if self.headers.get("Authorization") != "Bearer " + token:
-                return self.send_error(401)
-            if self.headers.get("Content-Type") != "application/vnd.ims.lis.v1.score+json":
-                return self.send_error(415)
-            score = json.loads(body)
-            progress = (score.get("activityProgress"), score.get("gradingProgress"))
-            if set(score) != FIELDS or progress != ("Completed", "FullyGraded") \\
-                    or not 0 <= score["scoreGiven"] <= score["scoreMaximum"]:
-                return self.send_error(400)
-            if score["userId"] == "refused-user":
-                return self.send_error(422)
-            with open(log, "a") as f:
-                f.write(json.dumps(score) + "\\n")
-            self.send_response(200)
-            self.end_headers()
-        def log_message(self, *args):
-            pass
-    server = HTTPServer(("127.0.0.1", 0), Scores)
-    print(server.server_address[1], flush=True)
-    server.serve_forever()
-    """)
-
-
-@pytest.fixture(scope="module")
-def platform(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("platform")
-    log = folder / "accepted.jsonl"
-    proc = subprocess.Popen([sys.executable, "-c", PLATFORM, TOKEN, str(log)], stdout=subprocess.PIPE, text=True)
-    port = int(proc.stdout.readline())
-    yield f"http://127.0.0.1:{port}/lineitems/7?course=3", log
-    os.kill(proc.pid, signal.SIGTERM)
-    proc.wait()
-
-
-@pytest.fixture
-def token_file(tmp_path) -> Path:
-    (tmp_path / "token").write_text(TOKEN + "\n")
-    return tmp_path / "token"
-
 
 def test_one_score_object_per_graded_student(ps1):
     result = lti.scores(read(ps1, "ps1"))
@@ -219,41 +256,8 @@ def test_the_json_lines_go_to_standard_output(ps1, capsys):
     assert [s["userId"] for s in lines] == ["=cmd@uni.edu", "ada@uni.edu", "ben@uni.edu"]
 
 
-def test_posting_sends_every_score_with_the_media_type_and_token(ps1, platform, token_file, capsys):
-    url, log = platform
-    log.unlink(missing_ok=True)
-    assert cli.main(["export", "lti-scores", "--assignment", "ps1", "--grades", str(ps1), "--post", url,
-                     "--token-file", str(token_file)]) == 0
-    accepted = [json.loads(line) for line in log.read_text().splitlines()]
-    assert accepted == [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert len(accepted) == 3
-
-
-def test_a_wrong_token_is_refused_by_the_platform_and_said(ps1, platform, tmp_path, capsys):
-    url, log = platform
-    log.unlink(missing_ok=True)
-    (tmp_path / "bad").write_text("not-the-token")
-    assert cli.main(["export", "lti-scores", "--assignment", "ps1", "--grades", str(ps1), "--post", url,
-                     "--token-file", str(tmp_path / "bad")]) == 1
-    assert capsys.readouterr().err.count("HTTP 401") == 3
-    assert not log.exists()
-
-
-def test_a_score_the_platform_refuses_is_named_and_the_others_still_go(tmp_path, platform, token_file, capsys):
-    url, log = platform
-    log.unlink(missing_ok=True)
-    grades = write_grades(tmp_path / "g.csv", {"refused-user": 3, "ok-user": 4})
-    assert cli.main(["export", "lti-scores", "--assignment", "ps1", "--grades", str(grades), "--post", url,
-                     "--token-file", str(token_file)]) == 1
-    assert "score for refused-user not accepted" in capsys.readouterr().err
-    assert [json.loads(line)["userId"] for line in log.read_text().splitlines()] == ["ok-user"]
-
-
-@pytest.mark.parametrize("extra, why", [
-    (["--post", "http://127.0.0.1:9/x"], "--post needs --token-file"),
-    (["--post", "ftp://lms/x", "--token-file", "TOKEN"], "is not an http(s) line item URL"),
-])
-def test_bad_posting_arguments_are_one_line(ps1, token_file, capsys, extra, why):
-    extra = [str(token_file) if a == "TOKEN" else a for a in extra]
-    assert cli.main(["export", "lti-scores", "--assignment", "ps1", "--grades", str(ps1), *extra]) == 2
-    assert why in capsys.readouterr().err
+def test_users_and_config_together_are_refused(ps1, tmp_path, capsys):
+    (tmp_path / "users.csv").write_text("student,user_id\nada@uni.edu,lti-11\n")
+    assert cli.main(["export", "lti-scores", "--assignment", "ps1", "--grades", str(ps1), "--users",
+                     str(tmp_path / "users.csv"), "--config", str(tmp_path / "tool.json")]) == 2
+    assert "with --config the course's names and roles map students" in capsys.readouterr().err

@@ -1,10 +1,12 @@
 """The pytest plugin (autograder/pytest_plugin.py): every check a pytest test, graded once.
 
-Each run is a separate pytest process started from a fresh folder, with the plugin loaded
-by its ``pytest11`` entry point, as an instructor or a student runs it. One graded run per
-submission is shared by the tests that read it (module fixtures): the instructor's
-notebook, a notebook with a catalogued mistake (beside ``autograder grade`` on the same
-file), a hanging one, and the mistaken one in ``--visible`` mode.
+Each graded run is a separate `autograder pytest` process (pytest_face.py: a fresh isolated
+pytest with the plugin) started from the submission's folder, as an instructor runs it. One
+graded run per submission is shared by the tests that read it (module fixtures): the
+instructor's notebook, a notebook with a catalogued mistake (beside ``autograder grade`` on
+the same file), a hanging one, and the mistaken one in ``--visible`` mode. Selecting, bad
+input and the plugin's own refusal run pytest in this process (nothing there grades, or
+what it grades has no code). tests/test_pytest_face.py attacks it with hostile repositories.
 """
 from __future__ import annotations
 
@@ -59,11 +61,12 @@ class Run:
 
 
 def run_pytest(folder: Path, *args: str, env: dict | None = None) -> Run:
+    """`autograder pytest SUBMISSION --assignment ps2 ARGS` from ``folder``."""
     xml = folder / "report.xml"
     xml.unlink(missing_ok=True)
-    proc = subprocess.run([sys.executable, "-m", "pytest", *QUIET_PLUGINS, f"--junitxml={xml}", *args],
-                          cwd=folder, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTEST_ADDOPTS": "", **(env or {})})
+    proc = subprocess.run([str(AUTOGRADER), "pytest", f"{ASSIGNMENT}.ipynb", "--assignment", ASSIGNMENT,
+                           "--junitxml", str(xml), *args],
+                          cwd=folder, capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})})
     cases = {}
     if xml.exists():
         for case in ET.parse(xml).iter("testcase"):
@@ -104,7 +107,7 @@ def instructor(tmp_path_factory) -> Run:
     folder = tmp_path_factory.mktemp("instructor")
     shutil.copy(ROOT / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", folder)
     (folder / "conftest.py").write_text(f"open({str(folder / CONFTEST_MARKER)!r}, 'w').close()\n")
-    return run_pytest(folder, "--submission", f"{ASSIGNMENT}.ipynb", "--assignment", ASSIGNMENT)
+    return run_pytest(folder)
 
 
 @pytest.fixture(scope="module")
@@ -116,8 +119,7 @@ def mistaken_folder(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def mistaken(mistaken_folder) -> Run:
-    return run_pytest(mistaken_folder, "--submission", f"{ASSIGNMENT}.ipynb", "--assignment", ASSIGNMENT,
-                      "--student", STUDENT)
+    return run_pytest(mistaken_folder, "--student", STUDENT)
 
 
 @pytest.fixture(scope="module")
@@ -133,15 +135,14 @@ def graded_by_cli(mistaken_folder) -> dict:
 def hanging(tmp_path_factory) -> Run:
     folder = tmp_path_factory.mktemp("hanging")
     write_notebook(folder, HANG)
-    return run_pytest(folder, "--submission", f"{ASSIGNMENT}.ipynb", "--assignment", ASSIGNMENT, "--timeout", "1")
+    return run_pytest(folder, "--timeout", "1")
 
 
 @pytest.fixture(scope="module")
 def visible(mistaken_folder, tmp_path_factory) -> Run:
     """--visible where a student runs it: no reference solutions anywhere."""
     nowhere = tmp_path_factory.mktemp("no-solutions")
-    return run_pytest(mistaken_folder, "--submission", f"{ASSIGNMENT}.ipynb", "--assignment", ASSIGNMENT,
-                      "--visible", env={"AUTOGRADER_SOLUTIONS": str(nowhere)})
+    return run_pytest(mistaken_folder, "--visible", "--solutions", str(nowhere))
 
 
 # ---------------------------------------------------------------- the instructor's notebook
@@ -236,12 +237,12 @@ def test_visible_messages_are_the_check_cells(visible, mistaken_folder):
 # ---------------------------------------------------------------- selecting, and bad input
 # In this process: nothing here grades, so no submission runs anywhere.
 
-def pytest_in_process(folder: Path, *args: str, capsys) -> tuple[int, str, str]:
+def pytest_in_process(folder: Path, *args: str, capsys, plugins: tuple = ()) -> tuple[int, str, str]:
     capsys.readouterr()
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(folder)
         mp.setenv("PYTEST_ADDOPTS", "")
-        code = pytest.main([*QUIET_PLUGINS, *args])
+        code = pytest.main([*QUIET_PLUGINS, *args], plugins=list(plugins))
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -319,10 +320,64 @@ def test_a_submission_cannot_write_to_the_terminal(tmp_path, capsys):
 def test_a_grader_failure_is_an_error_not_a_grade(mistaken_folder, tmp_path):
     broken = tmp_path / "no-solutions"
     broken.mkdir()
-    run = run_pytest(mistaken_folder, "--submission", f"{ASSIGNMENT}.ipynb", "--assignment", ASSIGNMENT,
-                     env={"AUTOGRADER_SOLUTIONS": str(broken)})
+    run = run_pytest(mistaken_folder, "--solutions", str(broken))
     assert run.returncode != 0
     assert run.cases and not run.failed()  # no check is failed on the student's account
     assert all(case.find("error") is not None for case in run.cases.values())
     assert run.last_line.startswith("not graded: the grader failed")
     assert " points" not in run.stdout
+
+
+# ---------------------------------------------------------------- the plugin's own refusal
+# Each way the pytest process could run or import a file of the submission's folder, set up
+# in this process; the plugin refuses in one line before anything is graded.
+
+def _on_sys_path(folder: Path, mp: pytest.MonkeyPatch) -> None:
+    mp.syspath_prepend(str(folder))
+
+
+def _current_folder_on_sys_path(folder: Path, mp: pytest.MonkeyPatch) -> None:
+    mp.setattr(sys, "path", ["", *sys.path])
+
+
+def _module_imported_from_it(folder: Path, mp: pytest.MonkeyPatch) -> None:
+    (folder / "helper_of_the_students.py").write_text("")
+    mp.setitem(sys.modules, "helper_of_the_students", type(sys)("helper_of_the_students"))
+    sys.modules["helper_of_the_students"].__file__ = str(folder / "helper_of_the_students.py")
+
+
+def _ini_beside_it(folder: Path, mp: pytest.MonkeyPatch) -> None:
+    (folder / "pytest.ini").write_text("[pytest]\n")
+
+
+def _pyproject_above_it(folder: Path, mp: pytest.MonkeyPatch) -> None:
+    (folder.parent / "pyproject.toml").write_text("[tool.pytest.ini_options]\naddopts = ''\n")
+
+
+def _a_conftest_registered(folder: Path, mp: pytest.MonkeyPatch):
+    """However it got there (pytest loads none for a grading run): a plugin from a conftest.py."""
+    module = type(sys)("conftest")
+    module.__file__ = str(folder.parent / "elsewhere" / "conftest.py")
+    return (module,)
+
+
+@pytest.mark.parametrize("unsafe, message", [
+    (_a_conftest_registered, "a conftest.py was loaded"),
+    (_on_sys_path, "is on sys.path (the submission's folder"),
+    (_current_folder_on_sys_path, "the current folder is on sys.path"),
+    (_module_imported_from_it, "module 'helper_of_the_students' was imported from"),
+    (_ini_beside_it, "pytest read its configuration from"),
+    (_pyproject_above_it, "pytest read its configuration from"),
+], ids=lambda x: getattr(x, "__name__", "")[1:] or None)
+def test_an_unsafe_run_is_refused_in_one_line(tmp_path, capsys, unsafe, message):
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    write_notebook(folder, "correct")
+    with pytest.MonkeyPatch.context() as mp:
+        plugins = unsafe(folder, mp) or ()
+        code, out, err = pytest_in_process(folder, "--submission", f"{ASSIGNMENT}.ipynb", "--assignment",
+                                           ASSIGNMENT, capsys=capsys, plugins=plugins)
+    refused = [line for line in err.splitlines() if "refusing to grade:" in line]
+    assert code == pytest.ExitCode.USAGE_ERROR
+    assert len(refused) == 1 and message in refused[0] and "autograder pytest" in refused[0]
+    assert " points" not in out and "Traceback" not in out + err

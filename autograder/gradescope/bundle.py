@@ -3,10 +3,11 @@
 At the zip's root, as Gradescope's specification asks: ``setup.sh`` (run once, as root, when
 Gradescope builds the image) and ``run_autograder`` (copied to /autograder/run_autograder and
 run once per submission). Beside them: the package's wheel, built from this checkout;
-``requirements.txt``, the grader's one runtime dependency pinned to the version installed here
-(the wheel goes in with ``--no-deps``: nbgrader, Jupyter and matplotlib are for the course
-folder, not for grading); and ``solutions/``, the reference answers and the catalogue of
-mistakes the hidden checks need, which only the instructor's zip holds (students never see it).
+``requirements.txt``, the grader's runtime dependencies pinned to releases that have wheels
+for the image's Python (``--python``; the wheel goes in with ``--no-deps``: nbgrader, Jupyter
+and matplotlib are for the course folder, not for grading); and ``solutions/``, the reference
+answers and the catalogue of mistakes the hidden checks need, which only the instructor's zip
+holds (students never see it).
 """
 from __future__ import annotations
 
@@ -15,14 +16,25 @@ import sys
 import tempfile
 import zipfile
 from dataclasses import dataclass
-from importlib.metadata import version
 from pathlib import Path
 
 from .. import reference
 from ..grade import DEFAULT_TIMEOUT
 from . import spec
 
-RUNTIME = ("numpy",)  # what grading imports beyond the standard library
+# Gradescope's documented default base image is Ubuntu 22.04 (gradescope/autograder_samples,
+# docs/base_images.md), whose python3 is 3.10; 24.04's is 3.12. For each Python the zip may
+# be built for, what grading imports beyond the standard library, pinned to a release with
+# manylinux wheels for it (numpy 2.2 is the last line for 3.10): tests/test_gradescope.py
+# asks PyPI for exactly these wheels with `pip download --python-version X --only-binary`.
+# pyseccomp (pure Python, over the image's libseccomp.so.2) builds the sandbox's seccomp filter.
+PINS = {
+    "3.10": ("numpy==2.2.6", "pyseccomp==0.1.2"),
+    "3.11": ("numpy==2.4.6", "pyseccomp==0.1.2"),
+    "3.12": ("numpy==2.4.6", "pyseccomp==0.1.2"),
+}
+PYTHONS = tuple(PINS)
+DEFAULT_PYTHON = "3.10"  # Ubuntu 22.04, Gradescope's default image
 _EPOCH = (1980, 1, 1, 0, 0, 0)  # every entry's time: the same checkout gives the same zip
 
 SETUP_SH = r"""#!/usr/bin/env bash
@@ -31,18 +43,21 @@ SETUP_SH = r"""#!/usr/bin/env bash
 # `pip install`, PEP 668, work too), world-readable so the sandboxed submissions can import
 # numpy, and makes the reference solutions readable by root only.
 set -euo pipefail
-ROOT="${AUTOGRADER_ROOT:-/autograder}"
+ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
 SOURCE="$ROOT/source"
 VENV="$ROOT/venv"
 if ! command -v python3 >/dev/null || ! python3 -c "import ensurepip, venv" 2>/dev/null; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv
 fi
+BUILT_FOR="{python}"  # autograder gradescope --python
+HAS=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+[ "$HAS" = "$BUILT_FOR" ] || echo "setup.sh: this zip was built for Python $BUILT_FOR, the image has $HAS" >&2
 python3 -m venv "$VENV"
-"$VENV/bin/python" -m pip install -q --only-binary=:all: -r "$SOURCE/requirements.txt" || {
-    echo "setup.sh: cannot install $(tr '\n' ' ' < "$SOURCE/requirements.txt")for $("$VENV/bin/python" -V);" \
-         "choose a base image whose python3 has wheels for it (Ubuntu 24.04: Python 3.12)" >&2
+"$VENV/bin/python" -m pip install -q --only-binary=:all: -r "$SOURCE/requirements.txt" || {{
+    echo "setup.sh: cannot install $(tr '\n' ' ' < "$SOURCE/requirements.txt")for Python $HAS;" \
+         "build the zip for this image: autograder gradescope ... --python $HAS" >&2
     exit 1
-}
+}}
 # --no-deps: nbgrader, Jupyter and matplotlib serve the course folder, not grading
 "$VENV/bin/python" -m pip install -q --no-deps --no-warn-conflicts "$SOURCE"/*.whl
 "$VENV/bin/python" -c "import autograder.gradescope.run, numpy"
@@ -67,20 +82,23 @@ class Bundle:
 
 
 def build(assignment: str, out: Path, *, visibility: str | None = None, timeout: float = DEFAULT_TIMEOUT,
-          wheel: Path | None = None) -> Bundle:
-    """Write the zip to ``out``. ``wheel``: the package's wheel, when one is already built."""
+          wheel: Path | None = None, python: str = DEFAULT_PYTHON) -> Bundle:
+    """Write the zip to ``out``, for an image whose python3 is ``python`` (one of PYTHONS).
+    ``wheel``: the package's wheel, when one is already built."""
+    if python not in PINS:
+        raise ValueError(f"no requirements for Python {python}; choose one of {', '.join(PYTHONS)}")
     solutions = reference.solutions_dir()
     if not (solutions / "mistakes.py").is_file():
         raise FileNotFoundError(f"no reference solutions at {solutions} (set AUTOGRADER_SOLUTIONS or run "
                                 "from the course checkout)")
     if visibility is not None and visibility not in spec.VISIBILITIES:
         raise ValueError(f"visibility must be one of {', '.join(spec.VISIBILITIES)}")
-    pins = [f"{name}=={version(name)}" for name in RUNTIME]
+    pins = list(PINS[python])
     args = f"--assignment {assignment} --timeout {timeout:g}" + (f" --visibility {visibility}" if visibility else "")
     with tempfile.TemporaryDirectory() as tmp:
         wheel = Path(wheel) if wheel else _build_wheel(Path(tmp))
         files: dict[str, tuple[bytes, int]] = {
-            "setup.sh": (SETUP_SH.encode(), 0o755),
+            "setup.sh": (SETUP_SH.format(python=python).encode(), 0o755),
             "run_autograder": (RUN_AUTOGRADER.format(args=args).encode(), 0o755),
             "requirements.txt": ("\n".join(pins).encode() + b"\n", 0o644),
             wheel.name: (wheel.read_bytes(), 0o644),

@@ -7,6 +7,7 @@ gradescope/autograder_samples), which is narrower than the project's own results
 - under 1 MB (Gradescope's limit): heatmaps cut to a corner, outputs capped;
 - ``extra_data`` holds nothing computed by the reference: the expected weights for the
   student's own inputs stay out (the feedback text already says what the student needs);
+- each field of the type the specification shows (``execution_time`` whole seconds);
 - a visibility choice for every test, and the total stated in the output whenever a test is
   not visible, because Gradescope then hides the total score from the student.
 """
@@ -36,7 +37,7 @@ def to_gradescope(results: Results, *, visibility: str | None = None, found: str
         lines.append(_total_line(results, tests))
     if results.output:
         lines.append(results.output)
-    doc = {"score": results.score, "execution_time": results.execution_time, "output": "\n".join(lines),
+    doc = {"score": results.score, "execution_time": round(results.execution_time), "output": "\n".join(lines),
            "output_format": "text", "test_output_format": "text", "test_name_format": "text",
            "extra_data": {k: v for k, v in results.extra_data.items() if k in ("isolation", "isolation_layers")},
            "tests": tests}

@@ -4,16 +4,13 @@ A Score (IMS AGS 2.0, "Score publish service") says ``userId`` (the platform's L
 ``scoreGiven`` of ``scoreMaximum``, ``activityProgress`` and ``gradingProgress``, and a
 ``timestamp`` with sub-second precision and a time zone; it is POSTed to the line item's URL
 with ``/scores`` appended to its path, as ``application/vnd.ims.lis.v1.score+json``, with the
-tool's OAuth 2 access token as a bearer token. Getting that token (a signed JWT exchanged at
-the platform's token endpoint) is the LTI tool's job; here it is read from a file.
+tool's OAuth 2 access token as a bearer token, which lti_services.py obtains (the
+client-credentials grant with a signed JWT) and posts with.
 """
 from __future__ import annotations
 
 import csv
-import json
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -21,7 +18,6 @@ from pathlib import Path
 from .grades import Grades, GradesError
 
 MEDIA_TYPE = "application/vnd.ims.lis.v1.score+json"
-TIMEOUT = 30  # seconds per request
 
 
 @dataclass(frozen=True)
@@ -66,20 +62,3 @@ def scores_url(lineitem: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise GradesError(f"{lineitem!r} is not an http(s) line item URL")
     return urllib.parse.urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/scores"))
-
-
-def post(lines: list[dict], lineitem: str, token: str) -> list[tuple[str, str]]:
-    """POST each Score; returns (userId, why) for each one the platform did not accept."""
-    url = scores_url(lineitem)
-    failed = []
-    for score in lines:
-        request = urllib.request.Request(url, data=json.dumps(score).encode(), method="POST", headers={
-            "Content-Type": MEDIA_TYPE, "Authorization": f"Bearer {token}"})
-        try:
-            with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
-                response.read()
-        except urllib.error.HTTPError as e:
-            failed.append((score["userId"], f"HTTP {e.code} {e.reason}"))
-        except (urllib.error.URLError, OSError) as e:
-            failed.append((score["userId"], str(getattr(e, "reason", e))))
-    return failed

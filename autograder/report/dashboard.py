@@ -411,7 +411,9 @@ def _flag(kind: str, why: str) -> str:
 
 
 def dashboard_html(summary: BatchSummary, students: list[Student], maps: dict[str, MapTally],
-                   settings: dict[str, str], graded: str, version: str) -> str:
+                   settings: dict[str, str], graded: str, version: str, integrity: bool = False) -> str:
+    """``integrity``: OUTDIR has an integrity.html (``autograder integrity``) to link; this page is
+    the instructor's, so it may (a student's feedback page never does)."""
     a = summary.assignment
     exercises = list(summary.exercises)
     graded_ones = [s for s in students if s.marks is not None]
@@ -423,7 +425,8 @@ def dashboard_html(summary: BatchSummary, students: list[Student], maps: dict[st
     body = [meta_tags(assignment=a, graded=graded, summary=line),
             f"<h1>{escape(a)}: class dashboard</h1>",
             f"<p class='muted'>Graded {escape(graded)} by autograder {escape(version)}. "
-            f"<a href='index.html'>index</a> · <a href='grades.csv'>grades.csv</a></p>",
+            f"<a href='index.html'>index</a> · <a href='grades.csv'>grades.csv</a>"
+            + (" · <a href='integrity.html'>copied work? (integrity.html)</a>" if integrity else "") + "</p>",
             "<ul class='facts'>"
             f"<li><strong>{n}</strong> students graded</li>"
             f"<li>mean <strong>{summary.mean:.1f}</strong> / {summary.max_score:g}</li>"
@@ -541,6 +544,7 @@ def write_dashboard(out: Path, summary: BatchSummary, rows: list[StudentRow], fa
     if isolation:
         settings["isolation"] = ", ".join(f"{k} ({v})" for k, v in isolation.most_common())
     graded = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    write_atomic(out / "class.html", dashboard_html(summary, students, maps, settings, graded, grader_version()))
+    write_atomic(out / "class.html", dashboard_html(summary, students, maps, settings, graded, grader_version(),
+                                                    integrity=(out / "integrity.html").is_file()))
     return write_index(out, f"Grading results: {summary.assignment}")
 

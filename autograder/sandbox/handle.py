@@ -131,8 +131,12 @@ class Sandbox:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         config = json.dumps({"limits": self.limits.to_dict(), "exclude": self.hide})
         try:
+            # `-m` puts the current folder first on sys.path: where the grader was started
+            # (a student's repository) must not supply `autograder` to this root process.
+            # -P (3.11+) leaves it out; before 3.11, the root folder is the current one.
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "autograder.sandbox.zygote", str(theirs.fileno()), config],
+                [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m", "autograder.sandbox.zygote",
+                 str(theirs.fileno()), config], cwd="/",
                 pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=None if os.environ.get("AUTOGRADER_DEBUG") else subprocess.DEVNULL,
                 env=env, start_new_session=True)  # Ctrl-C in a terminal goes to the grader, not here
