@@ -1,18 +1,23 @@
 """Where nbgrader meets the grader: the autograde steps that record the engine's points.
 
-nbgrader's own rule scores a grade cell by what the cell produced in the student's kernel
-(an error: 0; a number as its last value: that many points; anything else: full points).
-Everything in that kernel is the student's: one extra cell can rebind a name, patch a
-module, fake ``sys.modules``, print a number, or rewrite the notebook file, so no point that
-the kernel computes can be trusted. This course's ``Autograde`` therefore runs two
-preprocessors of its own around nbgrader's (see ``nbgrader_config.py``):
+nbgrader's own ``Autograde`` runs each submitted notebook in a Jupyter kernel as the user who
+runs it (``nbgrader.preprocessors.Execute``) and scores a grade cell by what the cell produced
+there. Everything in that kernel is the student's: one extra cell can rebind a name, patch a
+module, print a number, or open ``gradebook.db`` and add a trigger that gives everyone full
+marks from then on; it can read ``source/`` (the answers) and other students' submissions.
+So this course's ``Autograde`` runs no kernel at all (see ``nbgrader_config.py``): student
+code runs only in the grader's sandbox, and the autograded notebook (what formgrader and
+``generate_feedback`` show) is made from that run:
 
-- ``GradeWithEngine``, before ``Execute``: grades the notebook exactly as nbgrader sanitized
-  it (in memory, before any of its code has run) through the sandboxed engine, in the
-  nbgrader process, with the student's own inputs (the same as ``grade-batch``);
-- ``RecordEngineGrades``, just before ``SaveAutoGrades``: replaces every grade cell's
-  outputs with the engine's feedback and points, so ``SaveAutoGrades`` records the engine's
-  number whatever the kernel printed, returned or raised.
+- ``GradeWithEngine``, first: grades the notebook exactly as nbgrader sanitized it (in
+  memory) through the sandboxed engine, in the nbgrader process, with the student's own
+  inputs (the same as ``grade-batch``), and keeps the verdict in nbgrader's resources. It
+  first checks that every step Autograde runs is one known to execute no notebook code
+  (``SAFE_STEPS``), and refuses to grade otherwise.
+- ``RecordEngineGrades``, just before ``SaveAutoGrades``: every graded cell's outputs become
+  the engine's report and, as the cell's value, its points, so ``SaveAutoGrades`` records the
+  engine's number; every other code cell gets one note saying where its code ran (no kernel
+  ran it here, so no output of its own).
 
 The graded cells themselves hold only the visible self-checks: nothing there computes
 points. When the engine cannot grade a notebook, the submission's autograde fails loudly
@@ -478,8 +483,8 @@ def _snapshot_dir() -> Path:
 def engine_grade(nb, assignment: str, student: str, notebook: str, course_root: str, timeout: float):
     """Grade the in-memory notebook ``nb`` through the sandbox: the engine's Results.
 
-    The engine reads a snapshot written here, not the file on disk, so nothing the
-    notebook's code does later (in nbgrader's kernel) can change what was graded.
+    The engine reads a snapshot written here (in a folder of mode 700, hidden from the
+    sandbox like the course folder), not the submitted file, which nbgrader may rewrite.
     """
     import nbformat
 
@@ -523,6 +528,107 @@ def withdraw_points(resources) -> None:
         gb.db.commit()
 
 
+# Every step nbgrader may run on a student's notebook when it autogrades or makes feedback,
+# each read (nbgrader 0.9.6, nbconvert 7) and known to execute none of its code: they clear
+# outputs and metadata, copy the instructor's cells back in, check ids and metadata, cap or
+# hide outputs, add CSS, and read or write the gradebook. Exactly these classes, not
+# subclasses (which could override anything). Any other step (nbgrader's Execute above all:
+# a kernel run as the grader's user) makes GradeWithEngine refuse to grade, before
+# SaveAutoGrades records anything, and ScrubGradedTracebacks refuse to write feedback.
+SAFE_STEPS = frozenset({
+    "nbgrader.preprocessors.clearoutput.ClearOutput",
+    "nbgrader.preprocessors.deduplicateids.DeduplicateIds",
+    "nbgrader.preprocessors.overwritekernelspec.OverwriteKernelspec",
+    "nbgrader.preprocessors.overwritecells.OverwriteCells",
+    "nbgrader.preprocessors.checkcellmetadata.CheckCellMetadata",
+    "nbgrader.preprocessors.ignorepattern.IgnorePattern",
+    "nbconvert.preprocessors.clearmetadata.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.limitoutput.LimitOutput",
+    "nbgrader.preprocessors.saveautogrades.SaveAutoGrades",
+    "nbgrader.preprocessors.latesubmissions.AssignLatePenalties",
+    "nbgrader.preprocessors.getgrades.GetGrades",
+    "nbgrader.preprocessors.clearhiddentests.ClearHiddenTests",
+    "nbconvert.preprocessors.csshtmlheader.CSSHTMLHeaderPreprocessor",
+    # HTMLExporter's own configuration turns these three on: they drop cells or outputs by tag
+    # or by pattern and mark magics for highlighting.
+    "nbconvert.preprocessors.tagremove.TagRemovePreprocessor",
+    "nbconvert.preprocessors.regexremove.RegexRemovePreprocessor",
+    "nbconvert.preprocessors.highlightmagics.HighlightMagicsPreprocessor",
+    f"{__name__}.GradeWithEngine",
+    f"{__name__}.RecordEngineGrades",
+    f"{__name__}.ScrubGradedTracebacks",
+})
+# Where each command's steps come from. Autograde empties its exporter's steps and registers
+# its two lists alone (nbgrader 0.9's Autograde._init_preprocessors); GenerateFeedback keeps
+# its HTMLExporter's own: nbconvert's defaults (ExecutePreprocessor among them, off unless
+# configured ``enabled``) and any configured on the exporter classes.
+STEP_LISTS = ("sanitize_preprocessors", "autograde_preprocessors")
+FEEDBACK_EXPORTERS = ("Exporter", "TemplateExporter", "HTMLExporter")
+
+# What a code cell other than a graded one shows after autograde: no kernel ran it here.
+SANDBOX_NOTE = ("[No output here: this cell was not run in a Jupyter kernel. The grader ran the "
+                "notebook's code in its sandbox; what the code printed and the grader's checks "
+                "are in the graded cells.]\n")
+
+
+def _qualified(step) -> str:
+    return f"{step.__module__}.{step.__qualname__}" if isinstance(step, type) else str(step)
+
+
+def _configured(config, cls, name: str) -> list:
+    section = config[cls.__name__]
+    return list(section[name]) if name in section else list(cls.class_traits()[name].default())
+
+
+def _unsafe(steps) -> list[str]:
+    from traitlets.utils.importstring import import_item
+
+    unsafe = []
+    for step in steps:
+        try:
+            cls = import_item(step) if isinstance(step, str) else step
+        except Exception:  # noqa: BLE001 - nbgrader would fail on it too; name it as given
+            cls = step
+        if _qualified(cls) not in SAFE_STEPS:
+            unsafe.append(_qualified(cls))
+    return unsafe
+
+
+def unsafe_steps(config) -> list[str]:
+    """The steps of nbgrader's Autograde under ``config`` (its two lists, configured or
+    nbgrader's defaults) that are not in SAFE_STEPS, by qualified class name."""
+    from nbgrader.converters import Autograde
+
+    return _unsafe(step for name in STEP_LISTS for step in _configured(config, Autograde, name))
+
+
+def unsafe_feedback_steps(config) -> list[str]:
+    """The same for GenerateFeedback: its list, the steps configured on its exporter, and
+    every nbconvert default step that ``config`` turns on."""
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.converters import GenerateFeedback
+
+    steps = _configured(config, GenerateFeedback, "preprocessors")
+    steps += [s for name in FEEDBACK_EXPORTERS for s in config[name].get("preprocessors", [])]
+    steps += [s for s in _configured(config, HTMLExporter, "default_preprocessors") if _enabled(config, s)]
+    return _unsafe(steps)
+
+
+def _enabled(config, step) -> bool:
+    """Whether ``config`` turns a default (disabled) step on: the ``enabled`` of the most
+    derived class in its MRO that configures one (``c.Preprocessor.enabled`` turns on all)."""
+    from traitlets.utils.importstring import import_item
+
+    try:
+        cls = import_item(step) if isinstance(step, str) else step
+    except Exception:  # noqa: BLE001 - a default nbconvert cannot import is one that does not run
+        return False
+    for klass in cls.__mro__:
+        if klass.__name__ in config and "enabled" in config[klass.__name__]:
+            return bool(config[klass.__name__]["enabled"])
+    return False
+
+
 @lru_cache(maxsize=None)  # one class each, so nbgrader_config.py can configure them by name
 def _preprocessors() -> dict[str, type]:
     from nbgrader import utils
@@ -536,13 +642,14 @@ def _preprocessors() -> dict[str, type]:
     from .grade import DEFAULT_TIMEOUT
 
     class GradeWithEngine(NbGraderPreprocessor):
-        """Autograde, before Execute: grade the sanitized notebook through the sandboxed engine
-        and keep the verdict in nbgrader's resources for RecordEngineGrades.
+        """Autograde, first: grade the sanitized notebook through the sandboxed engine and keep
+        the verdict in nbgrader's resources (the nbgrader process's memory, out of any student
+        code's reach) for RecordEngineGrades.
 
-        Runs before the student's kernel starts, on the notebook in memory: the kernel can
-        neither change what is graded nor reach the verdict. A grader failure fails this
-        submission's autograde (nbgrader logs it, removes the autograded copy, and exits
-        non-zero) and withdraws the submission's earlier auto scores."""
+        Refuses (a grader failure) when Autograde is configured with a step that could run the
+        notebook's code (see SAFE_STEPS). A grader failure fails this submission's autograde
+        (nbgrader logs it, removes the autograded copy, and exits non-zero) and withdraws the
+        submission's earlier auto scores."""
 
         timeout = Float(DEFAULT_TIMEOUT,
                         help="Wall-clock limit for each exercise's calls, as grade-batch's --timeout.").tag(config=True)
@@ -551,6 +658,11 @@ def _preprocessors() -> dict[str, type]:
             info = resources["nbgrader"]
             assignment, student = info["assignment"], info["student"]
             try:
+                unsafe = unsafe_steps(self.config)
+                if unsafe:
+                    raise GraderError(f"Autograde is configured to run {', '.join(unsafe)}, which this grader does "
+                                      "not know to run no student code; remove it from "
+                                      "c.Autograde.sanitize_preprocessors/autograde_preprocessors")
                 if assignment not in ASSIGNMENTS:
                     raise GraderError(f"the grader has no assignment {assignment!r}")
                 root = CourseDirectory(config=self.config).root
@@ -565,9 +677,9 @@ def _preprocessors() -> dict[str, type]:
                 "points": {name: float(sum(t.score for t in tests)) for name, tests in by_exercise.items()},
                 "max": {name: float(sum(t.max_score for t in tests)) for name, tests in by_exercise.items()},
                 "feedback": {name: cell_feedback(name, tests) for name, tests in by_exercise.items()},
-                # The notebook's problems ("cell 3 raised ..."), not what it printed: the
-                # notebook's own cells show their output in the feedback already.
-                "problems": results.output.split("Your code printed (last lines):")[0].strip(),
+                # The notebook's problems ("cell 3 raised ...") and the tail of what its code printed
+                # in the sandbox: no kernel ran its cells, so no cell shows output of its own.
+                "problems": results.output.strip(),
             }
             self.log.info("The grader gives %s %g/%g on %s", student, results.score, results.max_score, assignment)
             return nb, resources
@@ -575,17 +687,22 @@ def _preprocessors() -> dict[str, type]:
     class RecordEngineGrades(NbGraderPreprocessor):
         """Autograde, just before SaveAutoGrades: each grade cell's outputs become the engine's
         feedback and, as the cell's value, the engine's points, which SaveAutoGrades reads
-        (nbgrader.utils.determine_grade). Whatever the kernel left there is dropped."""
+        (nbgrader.utils.determine_grade); every other code cell's outputs become SANDBOX_NOTE.
+        Every output of the autograded notebook is then the grader's."""
 
         def preprocess(self, nb, resources):
             try:
                 verdict = resources.get(RESOURCE_KEY)
                 if verdict is None:
                     raise GraderError("RecordEngineGrades found no verdict: GradeWithEngine must come "
-                                      "before Execute in Autograde.autograde_preprocessors")
+                                      "before it in Autograde.autograde_preprocessors")
                 seen = set()
                 for cell in nb.cells:
-                    if cell.cell_type != "code" or not utils.is_grade(cell) or utils.is_solution(cell):
+                    if cell.cell_type != "code":
+                        continue
+                    if not utils.is_grade(cell) or utils.is_solution(cell):
+                        cell.outputs = [new_output("stream", name="stdout", text=SANDBOX_NOTE)]
+                        cell.execution_count = None
                         continue
                     name = cell.metadata.nbgrader["grade_id"]
                     if name not in verdict["points"]:
@@ -595,12 +712,13 @@ def _preprocessors() -> dict[str, type]:
                                           f"points, the grader's checks {verdict['max'][name]:g}: "
                                           "regenerate the notebooks")
                     text = verdict["feedback"][name]
-                    if not seen and verdict["problems"].strip():
+                    if not seen and verdict["problems"]:
                         text += "\nAbout the notebook as a whole:\n" + verdict["problems"] + "\n"
+                    cell.execution_count = None
                     cell.outputs = [
                         new_output("stream", name="stdout", text=text),
                         new_output("execute_result", data={"text/plain": repr(verdict["points"][name])},
-                                   execution_count=cell.get("execution_count")),
+                                   execution_count=None),
                     ]
                     # What SaveAutoGrades will read back: must be the engine's number, exactly.
                     if utils.determine_grade(cell, self.log)[0] != verdict["points"][name]:
@@ -616,7 +734,16 @@ def _preprocessors() -> dict[str, type]:
     class ScrubGradedTracebacks(NbGraderPreprocessor):
         """Feedback step: a traceback in a graded cell would quote the cell's source, so keep
         only its last line ("NotImplementedError: ..."). Graded cells carry the engine's
-        output after autograde; this guards notebooks autograded any other way."""
+        output after autograde; this guards notebooks autograded any other way. Refuses (a
+        grader failure) when GenerateFeedback is configured with a step that could run the
+        notebook's code (see SAFE_STEPS)."""
+
+        def preprocess(self, nb, resources):
+            unsafe = unsafe_feedback_steps(self.config)
+            if unsafe:
+                raise GraderError(f"GenerateFeedback is configured to run {', '.join(unsafe)}, which this grader "
+                                  "does not know to run no student code; remove it from the feedback steps")
+            return super().preprocess(nb, resources)
 
         def preprocess_cell(self, cell, resources, index):
             if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade"):
@@ -625,7 +752,10 @@ def _preprocessors() -> dict[str, type]:
                         output["traceback"] = [f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"]
             return cell, resources
 
-    return {c.__name__: c for c in (GradeWithEngine, RecordEngineGrades, ScrubGradedTracebacks)}
+    classes = (GradeWithEngine, RecordEngineGrades, ScrubGradedTracebacks)
+    for c in classes:  # named as nbgrader_config.py names them (the module's __getattr__ serves them)
+        c.__qualname__ = c.__name__
+    return {c.__name__: c for c in classes}
 
 
 def __getattr__(name):

@@ -8,7 +8,10 @@ out, since nbgrader cannot grade those right), grades them with `nbgrader autogr
 notebook at a time, as nbgrader does) and with `autograder grade-batch --jobs J`, checks that
 the per-exercise scores agree, and prints milliseconds per submission for each, the ratio,
 and grade-batch's peak memory (all its processes together). --batch-also times grade-batch
-alone on more submissions, to show its memory stays flat as N grows.
+alone on more submissions, to show its memory stays flat as N grows. `nbgrader autograde`
+runs with the course's nbgrader_config.py: no kernel since docs/nbgrader.md's design, so the
+ratio of docs/performance.md (a kernel per notebook) is not today's; benchmarks/nbgrader_demo_class.py
+compares two checkouts.
 """
 from __future__ import annotations
 
@@ -61,8 +64,9 @@ def tree_rss_kib(pid: int) -> int:
     return sum(rss.get(p, 0) for p in family)
 
 
-def run_measured(cmd: list[str], cwd: Path, env=None) -> tuple[float, int]:
-    """Wall seconds and peak resident KiB of the whole process tree."""
+def run_measured(cmd: list[str], cwd: Path, env=None, check: bool = True) -> tuple[float, int]:
+    """Wall seconds and peak resident KiB of the whole process tree. ``check``: a non-zero exit stops the
+    benchmark (off where some submissions are expected to fail their own step, as a broken notebook in nbgrader)."""
     with tempfile.TemporaryFile("w+") as log:  # a file, not a pipe: nbgrader logs more than a pipe holds
         start = time.monotonic()
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=log, text=True)
@@ -71,7 +75,7 @@ def run_measured(cmd: list[str], cwd: Path, env=None) -> tuple[float, int]:
             peak = max(peak, tree_rss_kib(proc.pid))
             time.sleep(0.05)
         seconds = time.monotonic() - start
-        if proc.returncode != 0:
+        if check and proc.returncode != 0:
             log.seek(0)
             raise SystemExit(f"{cmd[2:4]} failed: {log.read()[-2000:]}")
     return seconds, peak

@@ -1,16 +1,22 @@
 """The instructor's loop on nbgrader's own machinery, and agreement with grade-batch.
 
 generate_assignment → release_assignment → fetch / submit through an exchange folder →
-collect → autograde (the grader's preprocessors write the engine's points) →
+collect → autograde (the grader's preprocessors: the engine's points, no kernel) →
 generate_feedback → export, then the same class through grade-batch. The class includes
-hostile notebooks whose extra cell tries to make nbgrader's kernel produce the points.
+hostile notebooks: extra cells that tried to make nbgrader's kernel produce the points
+(from when autograde still ran one), and cells that go for the gradebook, the answers,
+the classmates' files and the world outside their folder. The gradebook's tables and the
+files around the course are compared before and after autograde.
 """
 import csv
+import hashlib
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,7 +37,9 @@ NONE = {e: 0 for e in ASSIGNMENTS[ASSIGNMENT]}
 
 # Hostile notebooks: (the notebook handed in, one extra cell placed before every exercise,
 # the engine's grade of it). When the graded cells computed their points in nbgrader's
-# kernel (a hidden `score` call), (a) to (e) got 36/36 from it and (f) got 0/36.
+# kernel (a hidden `score` call), (a) to (e) got 36/36 from it and (f) got 0/36. Since
+# autograde runs no kernel they run in the sandbox, where `get_ipython` does not exist and
+# the modules they patch are not the grader's.
 HOSTILE = {
     # (a) the hidden cells called `score` after `check`: rebind both names, and drop the
     # graded cells' imports (which would bind them again) before they run.
@@ -93,11 +101,139 @@ get_ipython().input_transformers_post.append(raise_in_graded_cells)
 }
 
 
-def hostile_notebook(base: Path, cell: str) -> str:
+# Hostile cells that go for what lies around the notebook when nbgrader grades it. Each is
+# appended as the notebook's last cell (its report is then the last thing the code prints),
+# with {course!r}, {solutions!r}, {outside!r} and {classmate!r} replaced by absolute paths
+# and a name (the worst case: the student knows the layout). Each tries every way in it
+# knows and prints `REACHED [...]`: what it could write, read or delete. In nbgrader's kernel,
+# as autograde ran every notebook until this design (see docs/nbgrader.md), (g)
+# added its trigger, table and row, and every notebook autograded after it got full points,
+# an untouched one too; (h) printed the instructor's solution cells into the autograded
+# notebook; (i) deleted every submission (the rest of the autograde failed); (j) wrote its
+# marker into the course, autograded/, the folders above, /tmp, /var/tmp, /dev/shm and /root.
+# They use os and json alone where they can: the sandbox's allow-list may hold no other module,
+# and an attack that fails on its import proves nothing.
+FIND_COURSE = r'''
+import json, os
+reached = []
+def places():
+    here = os.getcwd()
+    while True:  # walking up from where it runs
+        yield here
+        if os.path.dirname(here) == here:
+            break
+        here = os.path.dirname(here)
+    yield {course!r}  # the course's absolute path
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        pids = []
+    for pid in pids:  # where the grader's processes run
+        try:
+            yield os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            pass
+'''
+MARKER = "zz_hostile_was_here"
+MARKER_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/root", os.path.expanduser("~"))  # outside the test's folder
+LOOT = {
+    # (g) the gradebook: a trigger that gives every grade full points, a table, a row.
+    "zz_hostile_gradebook": ("untouched", FIND_COURSE + r'''
+try:
+    import sqlite3
+except ImportError:  # then the file's bytes: a page header overwritten breaks the gradebook
+    sqlite3 = None
+for place in places():
+    db = os.path.join(place, "gradebook.db")
+    try:
+        if not os.path.isfile(db):
+            continue
+        if sqlite3 is None:
+            with open(db, "r+b") as f:
+                f.seek(100)
+                f.write(b"owned")
+        else:
+            con = sqlite3.connect(db)
+            con.executescript("""
+                CREATE TRIGGER full_marks AFTER UPDATE OF auto_score ON grade
+                BEGIN UPDATE grade SET auto_score = (SELECT max_score FROM grade_cells WHERE id = NEW.cell_id)
+                      WHERE id = NEW.id; END;
+                CREATE TABLE owned (x); INSERT INTO owned VALUES (1);
+                INSERT INTO student (id) VALUES ('zz_ghost');""")
+            con.commit()
+        reached.append("wrote " + db)
+    except Exception:
+        pass
+print("REACHED", reached)
+''', NONE),
+    # (h) the answers: the instructor's source/ notebook and the grader's solutions, printed
+    # and run as the submission's own code.
+    "zz_hostile_answers": ("untouched", FIND_COURSE + r'''
+for path in [os.path.join(p, "source", "ps2", "ps2.ipynb") for p in places()] + [{solutions!r}]:
+    try:
+        text = open(path).read()
+    except Exception:
+        continue
+    reached.append("read " + path)
+    cells = json.loads(text)["cells"] if path.endswith(".ipynb") else [{"cell_type": "code", "source": text}]
+    for c in cells:
+        if c["cell_type"] == "code" and ("BEGIN SOLUTION" in "".join(c["source"]) or path.endswith(".py")):
+            print("".join(c["source"])[:300])
+            try:
+                exec("".join(c["source"]), globals())
+            except Exception:
+                pass
+print("REACHED", reached)
+''', NONE),
+    # (i) the classmates: read a right notebook and run its answers, then delete submissions.
+    "zz_hostile_classmates": ("untouched", FIND_COURSE + r'''
+for place in places():
+    theirs = os.path.join(place, "submitted", {classmate!r}, "ps2", "ps2.ipynb")
+    try:
+        cells = json.load(open(theirs))["cells"]
+    except Exception:
+        continue
+    reached.append("read " + theirs)
+    for c in cells:
+        if c["cell_type"] == "code" and "check(" not in "".join(c["source"]):
+            try:
+                exec("".join(c["source"]), globals())
+            except Exception:
+                pass
+    for folder, _, files in os.walk(os.path.join(place, "submitted"), topdown=False):
+        for victim in [os.path.join(folder, f) for f in files] + [folder]:
+            try:
+                os.remove(victim) if victim != folder else os.rmdir(victim)
+                reached.append("deleted " + victim)
+            except Exception:
+                pass
+print("REACHED", reached)
+''', NONE),
+    # (j) writing outside its folder, on right answers (whose points it must not cost): the
+    # course and every folder above where it runs, the test's own folder, /tmp, the homes.
+    "zz_hostile_writes_outside": ("correct", FIND_COURSE + r'''
+own = os.path.realpath(os.getcwd())
+for place in [*places(), {outside!r}, *MARKER_FOLDERS]:
+    marker = os.path.join(place, "zz_hostile_was_here")
+    if os.path.realpath(place) == own:
+        continue  # its own folder is its own
+    try:
+        with open(marker, "w") as f:
+            f.write("owned")
+        reached.append("wrote " + marker)
+    except Exception:
+        pass
+print("REACHED", reached)
+'''.replace("*MARKER_FOLDERS", ", ".join(map(repr, MARKER_FOLDERS))), FULL),
+}
+REACHED_NOTHING = "REACHED []"  # what each LOOT cell must print: it reached nothing
+
+
+def hostile_notebook(base: Path, cell: str, last: bool = False) -> str:
     nb = json.loads(base.read_text())
     extra = {"cell_type": "code", "execution_count": None, "id": "hostile", "metadata": {}, "outputs": [],
              "source": cell.strip()}
-    nb["cells"].insert(1, extra)  # after the title: it runs before any exercise
+    nb["cells"].insert(len(nb["cells"]) if last else 1, extra)  # 1: after the title, before any exercise
     return json.dumps(nb, indent=1)
 
 
@@ -127,13 +263,60 @@ def class_of(roster: dict[str, dict[str, str]]) -> list[str]:
     return sorted(first.values())
 
 
+# What nbgrader itself writes in the course during autograde; every other file there, and
+# in the folders around it (the exchange, the students' homes, the test's own), must come out
+# of autograde byte for byte as it went in.
+NBGRADER_WRITES = ("course/autograded/", "course/gradebook.db", "course/.nbgrader.log")
+# The gradebook's tables autograde writes (students, their submissions, grades, comments):
+# checked row by row against what the engine's points make them. Every other table, and
+# sqlite_master (tables, indexes, triggers, views), must be as before autograde.
+WRITTEN_TABLES = ("student", "submitted_assignment", "submitted_notebook", "grade", "comment")
+OUTSIDE_MARKERS = [Path(p) / MARKER for p in MARKER_FOLDERS]
+
+
+def tree(base: Path) -> dict[str, str]:
+    """Every file and link under ``base`` (but what nbgrader writes) and its sha256."""
+    out = {}
+    for path in sorted(base.rglob("*")):
+        rel = path.relative_to(base).as_posix()
+        if rel.startswith(NBGRADER_WRITES) or path.is_dir() and not path.is_symlink():
+            continue
+        out[rel] = ("link:" + os.readlink(path)) if path.is_symlink() else hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def dump(db: Path) -> dict[str, list[dict]]:
+    """Every table's rows (as dicts, in a fixed order) and sqlite_master, read-only."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        con.row_factory = sqlite3.Row
+        out = {"sqlite_master": sorted((dict(r) for r in con.execute("SELECT * FROM sqlite_master")), key=repr)}
+        for t in [r["name"] for r in out["sqlite_master"] if r["type"] == "table"]:
+            out[t] = sorted((dict(r) for r in con.execute(f'SELECT * FROM "{t}"')), key=repr)
+        return out
+    finally:
+        con.close()
+
+
+@dataclass
+class Loop:
+    course: Path
+    tree_before: dict[str, str]  # before autograde
+    tree_after: dict[str, str]  # right after autograde
+    db_before: dict[str, list[dict]]
+    db_after: dict[str, list[dict]]
+    students: list[str]  # submitted/ when autograde started
+
+
 @pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    """A course folder with ps2 released, two students through the exchange, and the sample class."""
+def loop(tmp_path_factory):
+    """A course folder with ps2 released, two students through the exchange, the sample class
+    and the hostile notebooks, autograded (its files and gradebook read before and after),
+    then feedback and export."""
     base = tmp_path_factory.mktemp("nbgrader")
-    course, exchange = base / "course", base / "exchange"
-    course.mkdir()
-    exchange.mkdir()
+    course, exchange, outside = base / "course", base / "exchange", base / "outside"
+    for folder in (course, exchange, outside):
+        folder.mkdir()
     shutil.copytree(ROOT / "source", course / "source")
     config = (ROOT / "nbgrader_config.py").read_text() + f"\nc.Exchange.root = {str(exchange)!r}\n"
     (course / "nbgrader_config.py").write_text(config)
@@ -162,15 +345,37 @@ def course(tmp_path_factory):
     correct = next(s for s in honest if roster[s][ASSIGNMENT] == "correct")
     bases = {"untouched": stub / f"{ASSIGNMENT}.ipynb",
              "correct": sample / "submitted" / correct / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"}
-    for student, (base, cell, _) in HOSTILE.items():
-        cell = cell.replace("{notebook}", ASSIGNMENT).replace("{correct!r}", repr(bases["correct"].read_text()))
+    fill = {"{notebook}": ASSIGNMENT, "{correct!r}": repr(bases["correct"].read_text()),
+            "{course!r}": repr(str(course)), "{solutions!r}": repr(str(ROOT / "solutions" / f"{ASSIGNMENT}.py")),
+            "{outside!r}": repr(str(outside)), "{classmate!r}": repr(correct)}
+    for student, (kind, cell, _) in {**HOSTILE, **LOOT}.items():
+        for key, value in fill.items():
+            cell = cell.replace(key, value)
         folder = course / "submitted" / student / ASSIGNMENT
         folder.mkdir(parents=True)
-        (folder / f"{ASSIGNMENT}.ipynb").write_text(hostile_notebook(bases[base], cell))
+        (folder / f"{ASSIGNMENT}.ipynb").write_text(hostile_notebook(bases[kind], cell, last=student in LOOT))
+    for marker in OUTSIDE_MARKERS:  # a leftover of an earlier run would fail this one
+        marker.unlink(missing_ok=True)
+    before, db_before = tree(base), dump(course / "gradebook.db")
+    students = sorted(p.name for p in (course / "submitted").iterdir())
     nbgrader("autograde", ASSIGNMENT, cwd=course)
+    after, db_after = tree(base), dump(course / "gradebook.db")
     nbgrader("generate_feedback", ASSIGNMENT, cwd=course)
     nbgrader("export", cwd=course)
-    return course
+    return Loop(course, before, after, db_before, db_after, students)
+
+
+@pytest.fixture(scope="module")
+def course(loop) -> Path:
+    return loop.course
+
+
+@pytest.fixture(scope="module")
+def engine_points(course, tmp_path_factory) -> dict[str, dict[str, float]]:
+    """Each student's points per exercise from grade-batch: the engine alone."""
+    rows = grade_batch(course / "submitted", ASSIGNMENT, tmp_path_factory.mktemp("batch") / "out", jobs=2,
+                       progress=False)
+    return {r["student"]: {e: float(r["exercises"].get(e, 0)) for e in ASSIGNMENTS[ASSIGNMENT]} for r in rows}
 
 
 def nbgrader_scores(course: Path) -> dict[str, dict[str, float]]:
@@ -188,15 +393,78 @@ def test_collect_autograde_and_export_record_every_student(course):
     assert {r["student_id"]: float(r["score"]) for r in rows}["zz_untouched"] == 0
 
 
-@pytest.mark.parametrize("student", HOSTILE)
+@pytest.mark.parametrize("student", [*HOSTILE, *LOOT])
 def test_hostile_notebook_gets_the_engines_points_in_the_gradebook(course, student):
-    assert nbgrader_scores(course)[student] == HOSTILE[student][2]
+    assert nbgrader_scores(course)[student] == {**HOSTILE, **LOOT}[student][2]
 
 
-@pytest.mark.parametrize("student", HOSTILE)
+@pytest.mark.parametrize("student", [*HOSTILE, *LOOT])
 def test_hostile_notebook_gets_the_engines_score_in_export(course, student):
     rows = {r["student_id"]: float(r["score"]) for r in csv.DictReader((course / "grades.csv").open())}
-    assert rows[student] == sum(HOSTILE[student][2].values())
+    assert rows[student] == sum({**HOSTILE, **LOOT}[student][2].values())
+
+
+@pytest.mark.parametrize("student", ["zz_hostile_gradebook", "zz_hostile_answers", "zz_hostile_classmates"])
+def test_hostile_cell_ran_in_the_sandbox_and_reached_nothing(course, student):
+    # Its report is what the sandbox captured of the notebook's printing, shown in the first
+    # graded cell: proof that the cell ran, and of what it found from where it ran.
+    nb = json.loads((course / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
+    shown = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
+    assert "REACHED [" in shown
+    assert REACHED_NOTHING in shown, shown[shown.index("REACHED ["):][:500]
+
+
+def test_autograde_changes_no_file_but_what_nbgrader_writes(loop):
+    changed = {p for p in loop.tree_before.keys() | loop.tree_after.keys()
+               if loop.tree_before.get(p) != loop.tree_after.get(p)}
+    assert changed == set()
+    assert [str(m) for m in OUTSIDE_MARKERS if m.exists()] == []
+
+
+def test_autograde_leaves_the_gradebooks_schema_as_it_was(loop):
+    # sqlite_master: every table, index, trigger and view, with its SQL.
+    assert loop.db_after["sqlite_master"] == loop.db_before["sqlite_master"]
+
+
+def test_autograde_writes_only_the_tables_it_owns(loop):
+    assert set(loop.db_after) == set(loop.db_before)
+    for table in set(loop.db_before) - set(WRITTEN_TABLES) - {"sqlite_master"}:
+        assert loop.db_after[table] == loop.db_before[table], table
+
+
+def test_the_gradebooks_rows_are_what_the_engines_points_make_them(loop, engine_points):
+    before, after, course = loop.db_before, loop.db_after, loop.course
+    assert set(engine_points) == set(loop.students)
+    (assignment,) = [a["id"] for a in before["assignment"] if a["name"] == ASSIGNMENT]
+    (notebook,) = [n["id"] for n in before["notebook"] if n["assignment_id"] == assignment]
+    cells = {c["id"]: c for c in before["base_cell"] if c["notebook_id"] == notebook}
+    graded = {i: c["name"] for i, c in cells.items() if c["type"] == "GradeCell"}
+    commented = {i for i, c in cells.items() if c["type"] in ("SolutionCell", "TaskCell")}
+    assert set(graded.values()) == set(ASSIGNMENTS[ASSIGNMENT])
+
+    assert before["student"] == [] and before["submitted_assignment"] == []
+    assert after["student"] == [{"id": s, "first_name": None, "last_name": None, "email": None, "lms_user_id": None}
+                                for s in loop.students]
+    subs = {r["student_id"]: r for r in after["submitted_assignment"]}
+    assert sorted(subs) == loop.students and len(after["submitted_assignment"]) == len(subs)
+    for student, row in subs.items():
+        stamped = (course / "submitted" / student / ASSIGNMENT / "timestamp.txt").exists()
+        assert (row["assignment_id"], row["extension"], row["timestamp"] is not None) == (assignment, None, stamped)
+    notebooks = {r["assignment_id"]: r for r in after["submitted_notebook"]}
+    assert set(notebooks) == {r["id"] for r in subs.values()} and len(after["submitted_notebook"]) == len(subs)
+    assert {(r["notebook_id"], r["flagged"], r["late_submission_penalty"]) for r in notebooks.values()} == {
+        (notebook, 0, None)}
+    student_of_notebook = {notebooks[r["id"]]["id"]: s for s, r in subs.items()}
+
+    expected = {(s, name): engine_points[s][name] for s in loop.students for name in graded.values()}
+    got = {(student_of_notebook[g["notebook_id"]], graded[g["cell_id"]]): g["auto_score"] for g in after["grade"]}
+    assert len(after["grade"]) == len(expected) and got == expected
+    assert {(g["manual_score"], g["extra_credit"], g["needs_manual_grade"]) for g in after["grade"]} == {
+        (None, None, 0)}
+    assert sorted((student_of_notebook[c["notebook_id"]], c["cell_id"]) for c in after["comment"]) == sorted(
+        (s, cell) for s in loop.students for cell in commented)
+    assert {c["manual_comment"] for c in after["comment"]} == {None}
+    assert {c["auto_comment"] for c in after["comment"]} <= {None, "No response."}
 
 
 def test_graded_cells_show_the_engines_report_not_the_kernels(course):
@@ -210,14 +478,29 @@ def test_graded_cells_show_the_engines_report_not_the_kernels(course):
         assert "".join(outputs[1]["data"]["text/plain"]) == "0.0"
 
 
-def test_autograde_runs_the_engine_around_the_kernel():
-    # Without these two steps nbgrader would score the graded cells by what the kernel did.
+def test_autograde_runs_the_engine_and_no_kernel():
+    # Execute would run every notebook in a kernel as the grader's user; without the two
+    # steps nbgrader would score the graded cells by what such a kernel did.
     from traitlets.config.loader import PyFileConfigLoader
 
-    steps = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config().Autograde.autograde_preprocessors
-    names = [s.rsplit(".", 1)[-1] for s in steps]
-    assert names.index("GradeWithEngine") < names.index("Execute")
+    from autograder.nbgrader_bridge import unsafe_steps
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+    names = [s.rsplit(".", 1)[-1] for s in config.Autograde.autograde_preprocessors]
+    assert unsafe_steps(config) == []
+    assert names[0] == "GradeWithEngine"
     assert names.index("RecordEngineGrades") == names.index("SaveAutoGrades") - 1
+
+
+def test_other_code_cells_carry_the_sandbox_note_not_outputs(course):
+    from autograder.nbgrader_bridge import SANDBOX_NOTE
+
+    nb = json.loads((course / "autograded" / "zz_untouched" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
+    others = [c for c in nb["cells"] if c["cell_type"] == "code" and not c["metadata"].get("nbgrader", {}).get("grade")]
+    assert others
+    for cell in others:
+        assert [(o["output_type"], "".join(o["text"])) for o in cell["outputs"]] == [("stream", SANDBOX_NOTE)]
+        assert cell["execution_count"] is None
 
 
 def test_autograde_gives_partial_credit(course):
@@ -226,10 +509,8 @@ def test_autograde_gives_partial_credit(course):
     assert partial
 
 
-def test_nbgrader_and_grade_batch_agree_per_exercise(course, tmp_path):
-    rows = grade_batch(course / "submitted", ASSIGNMENT, tmp_path / "batch", jobs=2, progress=False)
-    batch = {r["student"]: {e: float(r["exercises"].get(e, 0)) for e in ASSIGNMENTS[ASSIGNMENT]} for r in rows}
-    assert nbgrader_scores(course) == batch
+def test_nbgrader_and_grade_batch_agree_per_exercise(course, engine_points):
+    assert nbgrader_scores(course) == engine_points
 
 
 def test_feedback_shows_no_hidden_test_and_no_reference_code(course):
