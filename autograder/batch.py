@@ -284,6 +284,11 @@ SNAPSHOTS = ".snapshots"  # in OUTDIR: each worker's copy of the bytes it grades
 RUN_FILE = ".run"  # in OUTDIR: the number of the run under way; it moves on when a run completes
 
 
+# Subpackages that read grades or submissions but never decide a grade or a feedback page: a
+# change there regrades no one.
+NEVER_GRADES = ("integrity", "lms")
+
+
 @lru_cache(maxsize=None)
 def grader_version() -> str:
     """A digest of everything that decides a grade or a feedback page: the grader package's code
@@ -296,7 +301,8 @@ def grader_version() -> str:
     package = Path(__file__).resolve().parent
     solutions = reference.solutions_dir()
     files = [(f"autograder/{p.relative_to(package)}", p) for p in package.rglob("*")
-             if p.suffix in (".py", ".json") and "__pycache__" not in p.parts]
+             if p.suffix in (".py", ".json") and "__pycache__" not in p.parts
+             and p.relative_to(package).parts[0] not in NEVER_GRADES]
     files += [(f"solutions/{p.relative_to(solutions)}", p) for p in solutions.rglob("*.py")
               if "__pycache__" not in p.parts]
     digest = hashlib.sha256(f"numpy {numpy.__version__}\0".encode())
