@@ -126,6 +126,13 @@ ARGUMENTS: tuple[Rule, ...] = (
 )
 
 
+# Numbers the kernel itself exempts from every seccomp filter (x86_64, Linux 6.11 and 6.16 on):
+# uretprobe (335) and uprobe (336) do their work only when called from the kernel's own
+# uprobe trampoline, and answer any other caller with SIGILL or SIGSEGV, its own fault.
+# Older kernels and libseccomp 2.5 have no name for them; the filter refuses them there.
+KERNEL_UNFILTERED: dict[str, tuple[int, ...]] = {"x86_64": (335, 336)}
+
+
 def allowed_names() -> frozenset[str]:
     return frozenset(n for _, names in ALLOWED.values() for n in names)
 
