@@ -15,9 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import numpy  # noqa: E402,F401 - the zygote's size, which is what fork copies
+import numpy  # noqa: F401 - the zygote's size, which is what fork copies
 
-from autograder.sandbox import syscalls  # noqa: E402
+from autograder.sandbox import syscalls
 
 
 def per_child(apply: bool, n: int) -> float:
