@@ -6,7 +6,6 @@
 # filter refuses, since the probe runs under it.
 import ctypes
 import errno
-import mmap
 import os
 import time
 
@@ -108,13 +107,8 @@ def kinds(table, grader_pid):
     sc("msgget", "msgget", IPC_PRIVATE, IPC_CREAT | 0o600)
     sc("mq_open", "mq_open", ctypes.addressof(ctypes.create_string_buffer(b"census")), 0o100 | 2, 0o600, 0)
     sc("memfd_create", "memfd_create", ctypes.addressof(ctypes.create_string_buffer(b"census")), 0)
-    try:
-        m = mmap.mmap(-1, 1 << 20, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
-        m[0] = 1
-        m.close()
-        out["mmap shared anonymous"] = "ok"
-    except OSError as e:
-        out["mmap shared anonymous"] = errno.errorcode.get(e.errno, str(e.errno))
+    # (not the mmap module: below the full level the child may import only what the zygote did)
+    sc("mmap shared anonymous", "mmap", 0, 1 << 20, 3, 0x21, -1, 0)  # PROT_READ|WRITE, MAP_SHARED|ANONYMOUS
     for folder in ("/dev/shm", "/tmp", "/var/tmp"):
         if os.path.realpath(folder) == os.path.realpath(os.getcwd()):
             continue  # its own folder (the full level mounts its tmpfs at /tmp)

@@ -44,6 +44,9 @@ def install(missing: frozenset[str]) -> None:
     import pyseccomp as sc
 
     f = sc.SyscallFilter(sc.ALLOW)
+    # Other ABIs (x32, i386) pass as they are, as in Docker's profile: this filter hides
+    # features, it must not kill what the grader's own filter answers (a kill outranks it)
+    f.set_attr(sc.Attr.ACT_BADARCH, sc.ALLOW)
     if "landlock" in missing:
         for name in ("landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self"):
             f.add_rule(sc.ERRNO(errno.ENOSYS), name)
