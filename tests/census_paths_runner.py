@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ["AUTOGRADER_QUIET"] = "1"
 
 from autograder.sandbox import Sandbox, Unisolated
+from autograder.sandbox.frames import Ending
 
 PROBE = Path(__file__).with_name("census_paths_probe.py")
 
@@ -31,8 +32,8 @@ def main() -> None:
             pids.append(sandbox.proc.pid)
             run = sandbox.run([PROBE.read_text()], [("census", [("census", (candidates, pids), {})])], timeout=120)
             ex = run.exercises["census"]
-            assert ex.status == "ok" and "value" in ex.outcomes[0], (ex, run.output)
-            found = dict(ex.outcomes[0]["value"])
+            assert ex.status == "ok" and ex.outcomes[0].ending is Ending.RETURNED, (ex, run.output)
+            found = dict(ex.outcomes[0].value)
             found["report"] = zlib.decompress(found["report"]).decode(errors="surrogateescape")
             json.dump({"level": sandbox.level, "layers": sandbox.layers, "view": sandbox.view.to_dict(),
                        "pids": pids, **found}, sys.stdout)

@@ -15,6 +15,7 @@ sys.path.insert(0, str(ROOT))
 os.environ["AUTOGRADER_QUIET"] = "1"
 
 from autograder.sandbox import Sandbox, syscalls  # noqa: E402
+from autograder.sandbox.frames import Ending  # noqa: E402
 
 HIGHEST = 600  # past the last number of libseccomp's table (x86_64 ends below 470): unnamed numbers too
 X32 = 0x40000000  # x86_64's x32 ABI: the same calls under other numbers, which the filter must refuse too
@@ -35,7 +36,11 @@ def main() -> None:
         r = sandbox.run([cell], [("census", [("census", (numbers, by_name, os.getpid(), MOST_FORKS), {})])],
                         timeout=120)
         run = r.exercises["census"]
-        report = run.outcomes[0] if run.status == "ok" else {"status": run.status, "detail": run.detail}
+        if run.status == "ok":  # the probe's one call: what it returned, or what it raised
+            o = run.outcomes[0]
+            report = {"value": o.value} if o.ending is Ending.RETURNED else {"error": o.error, "message": o.message}
+        else:
+            report = {"status": run.status, "detail": run.detail}
         json.dump({"level": sandbox.level, "layers": sandbox.layers, "table": {str(k): v for k, v in names.items()},
                    "report": report, "output": r.output, "problems": r.cell_problems}, sys.stdout, default=str)
 

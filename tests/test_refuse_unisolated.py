@@ -78,7 +78,7 @@ from autograder.sandbox import Sandbox, Unisolated
 try:
     with Sandbox(allow_unisolated={allow}) as s:
         r = s.run(["def f():\\n    return 41 + 1\\n"], [("x", [("f", (), {{}})])], timeout=10)
-        print(json.dumps({{"value": r.exercises["x"].outcomes[0]["value"], "layers": s.layers}}))
+        print(json.dumps({{"value": r.exercises["x"].outcomes[0].value, "layers": s.layers}}))
 except Unisolated as e:
     print(json.dumps({{"refused": str(e)}}))
 """
