@@ -117,9 +117,10 @@ def unsafe_reason(config: pytest.Config, submission: Path, origin: tuple[Path, .
 
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
-        if not isinstance(file, str):
-            continue
-        where = Path(os.path.abspath(file)).resolve()
+        if not (isinstance(file, str) and os.path.isabs(file)):
+            continue  # an import from a folder records its absolute path; a relative name
+            # (torch's `ops` and `classes` say "_ops.py") names no file of any folder
+        where = Path(file).resolve()
         if any(where.is_relative_to(i) for i in installed):
             continue
         folder = inside(where)

@@ -91,8 +91,13 @@ def test_source_notebook_earns_every_point(assignment, autograde_steps):
     nb = nbformat.read(ROOT / "source" / assignment / f"{assignment}.ipynb", as_version=4)
     resources = {"nbgrader": {"assignment": assignment, "notebook": assignment, "student": "instructor",
                               "db_url": "sqlite://"}}
+    # The course's own configuration: GradeWithEngine refuses to grade where nbgrader's
+    # defaults (Execute, a kernel as the instructor) would also run.
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
     for step in autograde_steps:
-        nb, resources = step().preprocess(nb, resources)
+        nb, resources = step(config=config).preprocess(nb, resources)
     points = {grade_id: determine_grade(cell)[0] for grade_id, cell in grade_cells(nb).items()}
     assert points == {name: exercise_points(name) for name in ASSIGNMENTS[assignment]}
 

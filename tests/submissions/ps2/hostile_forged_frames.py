@@ -17,7 +17,7 @@ def causal_mask(T):
 
 def _forge():
     frames = b"R" + (1 << 40).to_bytes(8, "big") + b"x" * 64 + b"E" + (2).to_bytes(8, "big") + b"99" + b"D" + bytes(8)
-    for fd in range(3, 64):
+    for fd in range(3, 1 << 12):  # every descriptor it may hold, wherever the sandbox numbered its pipes
         try:
             os.write(fd, frames)
         except OSError:
