@@ -32,7 +32,9 @@ def main() -> None:
     numbers = list(range(HIGHEST)) + [X32 + n for n in (0, 1, 39, 60)]  # read, write, getpid, exit
     by_name = [[name, n] for n, name in names.items()]
     cell = (ROOT / "tests" / "census_probe.py").read_text()
-    with Sandbox(hide=[str(ROOT)]) as sandbox:
+    # Where the kernel allows no isolation the grader refuses by default (tests/test_refuse_unisolated.py);
+    # the census measures what the allow-list still holds there once an operator allows it.
+    with Sandbox(hide=[str(ROOT)], allow_unisolated=True) as sandbox:
         r = sandbox.run([cell], [("census", [("census", (numbers, by_name, os.getpid(), MOST_FORKS), {})])],
                         timeout=120)
         run = r.exercises["census"]
