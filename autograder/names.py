@@ -16,6 +16,8 @@ from it, never the other way round:
 """
 from __future__ import annotations
 
+import argparse
+
 import hashlib
 import re
 
@@ -66,3 +68,20 @@ def cap(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[:limit] + f"\n[… {len(text) - limit} more characters cut by the grader]"
+
+
+# argparse types shared by the pytest plugin's options and `autograder pytest`'s
+def nonempty_name(text: str) -> str:
+    if not text:
+        raise argparse.ArgumentTypeError("must not be empty")
+    return text
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be a positive number of seconds")
+    return value

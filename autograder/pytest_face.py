@@ -35,6 +35,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .names import nonempty_name as _name
+from .names import positive_seconds as _positive
+
 # The variables the fresh interpreter gets from this one; everything else is dropped.
 PASSED_ON = ("PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TMPDIR", "TERM",
              "COLUMNS", "NO_COLOR", "AUTOGRADER_DEBUG", "AUTOGRADER_QUIET", "AUTOGRADER_SOLUTIONS",
@@ -244,18 +247,3 @@ def _lstat_mode(name: str, fd: int) -> int:
     except FileNotFoundError:
         return 0
 
-
-def _name(text: str) -> str:
-    if not text:
-        raise argparse.ArgumentTypeError("must not be empty")
-    return text
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError("must be a positive number of seconds")
-    return value

@@ -25,6 +25,9 @@ from pathlib import Path
 
 import pytest
 
+from .names import nonempty_name as _name
+from .names import positive_seconds as _positive
+
 # pytest-timeout owns --timeout where it is installed; --autograder-timeout always works.
 _TIMEOUT_NAMES = ("--autograder-timeout",) + (() if importlib.util.find_spec("pytest_timeout") else ("--timeout",))
 _OURS = ("submission", "assignment", "student", "autograder_timeout", "autograder_visible", "autograder_hide",
@@ -348,18 +351,3 @@ def _selected(nodeid: str, wanted: list[str]) -> bool:
 def _number(x: float) -> str:
     return f"{x:g}"
 
-
-def _name(text: str) -> str:
-    if not text:
-        raise argparse.ArgumentTypeError("must not be empty")
-    return text
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError("must be a positive number of seconds")
-    return value
