@@ -64,9 +64,9 @@ test-fast: $(VENV)/.installed-test
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 
-# Rebuild source/ and assignments/ from course/ and solutions/.
+# Rebuild source/ and assignments/ from templates/ and solutions/.
 notebooks: $(VENV)/.installed
-	$(BIN)/python course/build.py --release
+	$(BIN)/autograder notebooks --release
 
 clean:
 	rm -rf $(VENV) build *.egg-info

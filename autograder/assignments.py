@@ -1,48 +1,33 @@
-"""Every exercise's declaration, and the assignments (CONTRACTS.md's table) derived from them.
-
-``COURSE`` is the one list to extend: the modules of autograder/exercises/, in the order the
-notebooks teach them. An exercise's module says which problem set it belongs to; the
-assignments, their exercise lists and every exercise's points follow from the declarations.
+"""The course's exercises and problem sets (the contract's table), derived from the
+declarations of the course this process grades for (autograder/course.py). Nothing here
+names an exercise: a course's ``EXERCISES`` is the one list its author extends.
 """
 from __future__ import annotations
 
-import importlib
+from collections.abc import Iterator, Mapping
 
+from . import course
 from .exercise import Exercise
 
-COURSE = (
-    "softmax", "raw_self_attention", "wired_attention", "score_spread",
-    "causal_mask", "scaled_dot_product_attention", "attention_shapes", "fused_self_attention",
-    "attention_with_biases",
-    "previous_token_head", "qk_circuit", "ov_circuit", "multi_head_attention",
-    "attend_step", "decode_with_cache", "sinusoidal_positions", "rope", "key_bias_effect", "induction_heads",
-)
 
-_EXERCISES: dict[str, Exercise] = {}
-ASSIGNMENTS: dict[str, tuple[str, ...]] = {}  # assignment -> its exercises, in notebook order
+class _Assignments(Mapping):
+    """assignment -> its exercises, in notebook order: a view of the current course's sets,
+    read when asked, so that importing this module chooses no course."""
 
+    def __getitem__(self, name: str) -> tuple[str, ...]:
+        return course.current().assignments[name]
 
-def register(exercise: Exercise) -> Exercise:
-    """Add an exercise to its assignment (at the end), creating the assignment if new."""
-    if exercise.name in _EXERCISES:
-        raise ValueError(f"an exercise named {exercise.name!r} is already declared")
-    _EXERCISES[exercise.name] = exercise
-    ASSIGNMENTS[exercise.assignment] = ASSIGNMENTS.get(exercise.assignment, ()) + (exercise.name,)
-    return exercise
+    def __iter__(self) -> Iterator[str]:
+        return iter(course.current().assignments)
+
+    def __len__(self) -> int:
+        return len(course.current().assignments)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
 
 
-def unregister(name: str) -> None:
-    """Take an exercise out again (an exercise added for a test)."""
-    exercise = _EXERCISES.pop(name)
-    rest = tuple(n for n in ASSIGNMENTS[exercise.assignment] if n != name)
-    if rest:
-        ASSIGNMENTS[exercise.assignment] = rest
-    else:
-        del ASSIGNMENTS[exercise.assignment]
-
-
-for _module in COURSE:
-    register(importlib.import_module(f"autograder.exercises.{_module}").EXERCISE)
+ASSIGNMENTS: Mapping[str, tuple[str, ...]] = _Assignments()
 
 
 def exercises(assignment: str) -> tuple[str, ...]:
@@ -56,10 +41,11 @@ def exercises(assignment: str) -> tuple[str, ...]:
 
 def exercise(name: str) -> Exercise:
     """The declaration of exercise ``name``."""
+    declared = course.current().exercises
     try:
-        return _EXERCISES[name]
+        return declared[name]
     except KeyError:
-        raise ValueError(f"unknown exercise {name!r}; choose one of {', '.join(_EXERCISES)}") from None
+        raise ValueError(f"unknown exercise {name!r}; choose one of {', '.join(declared)}") from None
 
 
 def exercise_points(name: str) -> float:

@@ -376,7 +376,7 @@ def matches_reference(call: Call, pick: Callable[[Any], Any] = lambda v: v, what
             return Verdict(True, f"{call.func}'s {what} matches.", heatmap=pic)
         found = misconceptions.diagnose(ref, call, got, pick, atol, rtol)
         if found is None and looks_like_overflow(got, expected):
-            found = "unstable_softmax"
+            found = misconceptions.overflow()
         text = describe_difference(got, expected, f"{call.func}'s {what}", atol, rtol)
         if found:
             text = misconceptions.explain(found, func=call.func, **misconceptions.context(call)) + "\n" + text
@@ -404,8 +404,10 @@ def matches_worked(call: Call, pick: Callable[[Any], Any] = lambda v: v, what: s
                                for a in (ordinary if isinstance(ordinary, (tuple, list)) else [ordinary]))
             if (isinstance(got, np.ndarray) and got.dtype.kind == "f" and not np.isfinite(got).all()
                     and finite_there):
-                raise Fail(misconceptions.explain("unstable_softmax") + f"\n{call.func} returned nan or inf "
-                           "on scores past 709, and finite values on the ordinary example.", "unstable_softmax")
+                found = misconceptions.overflow()
+                said = misconceptions.explain(found, func=call.func) + "\n" if found else ""
+                raise Fail(said + f"{call.func} returned nan or inf on this example, and finite values on "
+                           "the ordinary one.", found)
         value = returned(outcomes[0], call.func)
         answer = worked_examples.answer(call)
         if isinstance(answer, tuple) and not (isinstance(value, (tuple, list)) and len(value) == len(answer)):
@@ -421,15 +423,16 @@ def matches_worked(call: Call, pick: Callable[[Any], Any] = lambda v: v, what: s
         if found:  # the table knows this output; the overflow guess below is only a guess
             raise Fail(misconceptions.explain(found, func=call.func, **misconceptions.context(call)) + "\n" + text,
                        found, pic)
-        if looks_like_overflow(got, expected):
-            raise Fail(misconceptions.explain("unstable_softmax") + "\n" + text, "unstable_softmax", pic)
+        if looks_like_overflow(got, expected) and misconceptions.overflow():
+            found = misconceptions.overflow()
+            raise Fail(misconceptions.explain(found, func=call.func) + "\n" + text, found, pic)
         raise Fail(text, None, pic)
     return judge
 
 
 def looks_like_overflow(got: np.ndarray, expected: np.ndarray) -> bool:
-    """nan/inf where the answer is finite, beside finite entries: exp() overflowed on some
-    scores. An output that is nan or inf everywhere is no sign of overflow (exp of the
+    """nan/inf where the answer is finite, beside finite entries: something overflowed on some
+    inputs (the course names the mistake: misconceptions.overflow). An output that is nan or inf everywhere is no sign of overflow (exp of the
     smaller scores stays finite), so it names no mistake."""
     return (got.shape == expected.shape and bool(np.isfinite(expected).all())
             and not bool(np.isfinite(got).all()) and bool(np.isfinite(got).any()))

@@ -7,21 +7,62 @@ import sys
 import time
 from pathlib import Path
 
+from . import course
 from .assignments import ASSIGNMENTS
 from .grade import DEFAULT_TIMEOUT
+
+COURSE_HELP = ("the course folder (holding course.toml) to grade for; default: the one the current "
+               "folder lies in, else $AUTOGRADER_COURSE's, else the installed course")
+
+
+def _sets() -> str:
+    """The course's problem sets, for a help text: before any course is found, none."""
+    try:
+        return "one of " + ", ".join(ASSIGNMENTS)
+    except course.CourseError:
+        return "a problem set of the course (--course DIR)"
+
+
+def choose_course(argv: list[str]) -> list[str]:
+    """Take ``--course DIR`` (anywhere on the line, for every command) and grade for that
+    course from here on; the rest of the line is the command's. A folder that is not a
+    course is a one-line error (SystemExit 2)."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--course", type=Path)
+    known, rest = pre.parse_known_args(argv)
+    if known.course is not None:
+        try:
+            course.use(known.course)
+        except course.CourseError as e:
+            print(f"autograder: --course {known.course}: {e}", file=sys.stderr)
+            raise SystemExit(2) from None
+    return rest
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    try:
+        return _main(choose_course(argv))
+    except SystemExit as e:
+        return int(e.code) if isinstance(e.code, int) else 2
+    except course.CourseError as e:  # no course here, or a course folder that says too little
+        print(f"autograder: {e}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str]) -> int:
+    if argv[:1] == ["notebooks"]:  # the course author's: no grading, its own short line
+        return _notebooks(argv[1:])
     if argv[:1] == ["pytest"]:  # its own parser: node ids may follow the options, as for pytest
         from .pytest_face import main as pytest_main
 
         return pytest_main(argv[1:])
-    parser = argparse.ArgumentParser(prog="autograder", description="Grade attention problem sets.")
+    parser = argparse.ArgumentParser(prog="autograder", description="Grade a course's problem sets.")
+    parser.add_argument("--course", type=Path, metavar="DIR", help=COURSE_HELP)  # taken by choose_course
     sub = parser.add_subparsers(dest="command", required=True)
     g = sub.add_parser("grade", help="grade one submission (.ipynb or .py)")
     g.add_argument("submission", type=Path)
-    g.add_argument("--assignment", required=True, help=f"one of {', '.join(ASSIGNMENTS)}")
+    g.add_argument("--assignment", required=True, help=_sets())
     g.add_argument("--results", type=Path, help="write results.json here (default: standard output)")
     g.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT,
                    help=f"seconds per exercise (default {DEFAULT_TIMEOUT:g})")
@@ -30,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.add_parser("grade-batch", help="grade every submission under a folder")
     b.add_argument("dir", type=Path,
                    help="nbgrader's submitted/ (or the course folder), or a folder of <student>.py|.ipynb")
-    b.add_argument("--assignment", required=True, help=f"one of {', '.join(ASSIGNMENTS)}")
+    b.add_argument("--assignment", required=True, help=_sets())
     b.add_argument("--out", required=True, type=Path, help="where results, grades.csv and feedback/ go")
     b.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per core)")
     b.add_argument("--timeout", type=_positive, default=DEFAULT_TIMEOUT,
@@ -51,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     cluster.add_argument("--insecure", action="store_true",
                    help="allow a plain tcp:// scheduler off this machine: whoever reaches it owns every worker")
     c = sub.add_parser("classroom", help="a GitHub Classroom starter repository: notebook, workflow, README")
-    c.add_argument("assignment", help=f"one of {', '.join(ASSIGNMENTS)}")
+    c.add_argument("assignment", help=_sets())
     c.add_argument("--out", required=True, type=Path, help="a new (or empty) folder for the repository")
     c.add_argument("--package", required=True, metavar="REQUIREMENT",
                    help="what the workflow pip-installs the grader from: a wheel URL, a package name, "
@@ -69,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     from .pytest_face import add_parser as add_pytest  # `autograder pytest`, for the help; parsed above
 
     add_pytest(sub)
+    sub.add_parser("notebooks", help="(course authors) build source/ and the worked examples from templates/; "
+                   "--release also assignments/")
     args = parser.parse_args(argv)
     if args.command in ("gradescope", "export", "lti"):
         try:
@@ -96,6 +139,25 @@ def main(argv: list[str] | None = None) -> int:
         # Exit now rather than wait for the workers' current submissions: they die with us,
         # and every file already on disk is whole (atomic writes).
         os._exit(130)
+
+
+def _notebooks(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="autograder notebooks",
+                                     description="Build the course's source notebooks and worked examples.")
+    parser.add_argument("--release", action="store_true", help="also regenerate assignments/ (nbgrader)")
+    args = parser.parse_args(argv)
+    try:
+        from . import notebooks
+    except ModuleNotFoundError as e:
+        print(f"autograder: building notebooks needs {e.name}: pip install 'attention-autograder[instructor]'",
+              file=sys.stderr)
+        return 2
+    try:
+        notebooks.build(release_too=args.release)
+    except course.CourseError as e:
+        print(f"autograder: {e}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def _grade(args) -> int:
@@ -266,7 +328,7 @@ def _add_gradescope_and_export(sub) -> None:
     from .gradescope.spec import VISIBILITIES
 
     gs = sub.add_parser("gradescope", help="build Gradescope's autograder zip for one problem set")
-    gs.add_argument("assignment", help=f"one of {', '.join(ASSIGNMENTS)}")
+    gs.add_argument("assignment", help=_sets())
     gs.add_argument("--out", required=True, type=Path, help="the zip to write")
     gs.add_argument("--visibility", choices=VISIBILITIES, default=None,
                     help="every test's visibility on Gradescope (default: each test's own: self-checks "
@@ -502,11 +564,8 @@ def _add_integrity(sub) -> None:
                                    "OUT/integrity.html (docs/integrity.md). A flag is a reason to look, never proof.")
     i.add_argument("dir", type=Path,
                    help="nbgrader's submitted/ (or the course folder), or a folder of <student>.py|.ipynb")
-    i.add_argument("--assignment", required=True, help=f"one of {', '.join(ASSIGNMENTS)}")
+    i.add_argument("--assignment", required=True, help=_sets())
     i.add_argument("--out", required=True, type=Path, help="where integrity.csv and integrity.html go")
-    i.add_argument("--course", type=Path, metavar="DIR",
-                   help="the course folder (its assignments/ holds the released notebooks); for now it must be "
-                        "the one this grader belongs to: the engine/course split is a later issue")
     i.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
                    help=f"flag pairs scoring at least this, in (0, 1] (default {DEFAULT_THRESHOLD:g})")
     i.set_defaults(run=_integrity)
@@ -519,7 +578,7 @@ def _integrity(args) -> int:
     from .report.index import file_uri
 
     try:
-        result = run_integrity(args.dir, args.assignment, args.out, threshold=args.threshold, course=args.course)
+        result = run_integrity(args.dir, args.assignment, args.out, threshold=args.threshold)
     except (ClassFolderError, IntegrityError) as e:
         print(f"autograder: {e}", file=sys.stderr)
         return 2

@@ -1,7 +1,7 @@
 """An exercise, declared once: its function's name, its problem set, and its checks'
 titles, points and visibility, readable without drawing anyone's inputs.
 
-Each module in autograder/exercises/ declares one ``Exercise``; its ``build`` draws one
+Each module in a course's exercises/ declares one ``Exercise``; its ``build`` draws one
 student's inputs and binds each declared ``Spec`` to the calls it makes and the judge that
 reads their outcomes. Everything else (the assignments' lists, the notebooks' points, the
 reports' columns, the packaging test) is derived from these declarations.
@@ -21,6 +21,14 @@ def no_numbers(call: Call) -> dict:
 
 
 @dataclass(frozen=True)
+class MapWords:
+    """How the feedback page labels an exercise's heatmaps: the ends of the colour scale, and
+    what the map shows where it is not attention weights (a mask, say)."""
+    scale: tuple[str, str] = ("0", "1")
+    what: str | None = None
+
+
+@dataclass(frozen=True)
 class Exercise:
     name: str  # the function a student writes
     assignment: str  # the problem set it belongs to
@@ -28,6 +36,7 @@ class Exercise:
     build: Callable[[np.random.Generator], list[Bound]] = field(repr=False, compare=False)
     # Numbers an explanation of a mistake can quote, read off a call's inputs ({"d_k": 16}).
     numbers: Callable[[Call], dict] = field(default=no_numbers, repr=False, compare=False)
+    map_words: MapWords = field(default=MapWords(), compare=False)
 
     def __post_init__(self):
         titles = [s.title for s in self.specs]

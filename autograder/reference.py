@@ -1,26 +1,26 @@
 """The reference solutions and mistake variants, loaded by path in the grader's process only.
 
-They live in solutions/ beside the package, never inside it, so ``pip install`` of the
-grader gives a student neither. Set AUTOGRADER_SOLUTIONS to grade from another folder.
+They live in the course folder's solutions/, never in a package, so ``pip install`` of the
+grader and a course's declarations gives a student neither. Set AUTOGRADER_SOLUTIONS to grade from another folder.
 """
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
+from . import course
 from .catalogue import callers, edit_function
 
 PACKAGE = "_autograder_solutions"  # a private name: never shadows a student's module
 
 
 def solutions_dir() -> Path:
-    default = Path(__file__).resolve().parent.parent / "solutions"
-    return Path(os.environ.get("AUTOGRADER_SOLUTIONS", default)).resolve()
+    """The current course's solutions/ (or $AUTOGRADER_SOLUTIONS, a copy placed elsewhere)."""
+    return course.current().solutions
 
 
 @dataclass(frozen=True)

@@ -349,7 +349,7 @@ def _cell_type(cell: dict) -> str:
 
 
 def demo_digest(source: str) -> str:
-    """What a released demonstration cell records of its own text (course/build.py)."""
+    """What a released demonstration cell records of its own text (autograder/notebooks.py)."""
     return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 

@@ -4,7 +4,7 @@ in a student's notebook, where no reference exists.
 
 The visible examples are public (the notebooks print them), so their answers and mistaken
 outputs give away nothing the notebook does not: they are computed once from the reference
-and the catalogue (``build``, run by ``course/build.py``) and shipped as data in
+and the catalogue (``build``, run by ``autograder notebooks``) and shipped as data in
 ``worked_examples.json``. tests/test_worked_examples.py fails when the file is stale. The
 grader reads the same table for the same checks, so both say the same words.
 """
@@ -18,10 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import wire
+from . import course, wire
 from .errors import GraderError
 
-TABLE = Path(__file__).with_name("worked_examples.json")
 
 
 def call_key(call) -> str:
@@ -29,10 +28,19 @@ def call_key(call) -> str:
     return hashlib.sha256(wire.encode([call.func, list(call.args), call.kwargs])).hexdigest()[:24]
 
 
-@lru_cache(maxsize=1)
+def table_path() -> Path:
+    """The current course's table (its package's worked_examples.json)."""
+    return course.current().worked_examples
+
+
 def _table() -> tuple[dict, dict]:
+    return _read(table_path())
+
+
+@lru_cache(maxsize=4)
+def _read(path: Path) -> tuple[dict, dict]:
     """(call key -> the answer's value, call key -> [(misconception id, mistaken value)])."""
-    doc = json.loads(TABLE.read_text(encoding="utf-8")) if TABLE.is_file() else {"answers": {}, "mistakes": []}
+    doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"answers": {}, "mistakes": []}
     answers = {key: wire.decode(base64.b64decode(v)) for key, v in doc["answers"].items()}
     mistakes: dict[str, list] = {}
     for entry in doc["mistakes"]:
@@ -114,7 +122,7 @@ def build(reference, visible_calls) -> dict:
                                 "value": base64.b64encode(wire.encode(value)).decode()})
     for e in entries:
         del e["stored"]
-    return {"about": "made by course/build.py from solutions/; do not edit", "answers": answers, "mistakes": entries}
+    return {"about": "made by `autograder notebooks` from solutions/; do not edit", "answers": answers, "mistakes": entries}
 
 
 def degenerate(value) -> bool:

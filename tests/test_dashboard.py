@@ -10,7 +10,10 @@ import pytest
 from autograder.batch import Failure, StudentRow, summarize, summarize_class
 from autograder.crashes import NO_RESULT, Ended, clause, sentence
 from autograder.grade import ungraded
-from autograder.misconceptions import EXPLANATIONS, FOR_EXERCISE, explain
+from autograder import course
+from autograder.misconceptions import explain, explanations
+
+FOR_EXERCISE = course.current().explanations.FOR_EXERCISE
 from autograder.names import file_stem
 from autograder.report.dashboard import about_student, write_dashboard
 from autograder.report.feedback import feedback_html, heatmap_svg, markdown, plain, printed_once
@@ -158,7 +161,7 @@ def test_markdown_is_rendered_after_escaping():
 
 # ---------------------------------------------------------------- the dashboard
 
-@pytest.mark.parametrize("mistake", sorted(EXPLANATIONS))
+@pytest.mark.parametrize("mistake", sorted(explanations()))
 def test_explanations_on_the_instructors_page_speak_about_the_student(mistake):
     for func in ["softmax", SDPA, *(f for m, f in FOR_EXERCISE if m == mistake)]:
         text = about_student(explain(mistake, func=func))

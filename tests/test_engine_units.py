@@ -84,13 +84,13 @@ def test_provided_fails_when_the_judge_returns_a_failing_verdict():
 
 # ---------------------------------------------------------------- message templates
 
-@pytest.mark.parametrize("mistake", sorted(set(misconceptions.EXPLANATIONS) - {"crashed"}))
+@pytest.mark.parametrize("mistake", sorted(set(misconceptions.explanations()) - {"crashed"}))
 def test_every_explanation_fills_in_without_numbers(mistake):
     text = misconceptions.explain(mistake, func="softmax")
     assert text and "{" not in text and "}" not in text
 
 
-@pytest.mark.parametrize("mistake", sorted(set(misconceptions.EXPLANATIONS) - {"crashed"}))
+@pytest.mark.parametrize("mistake", sorted(set(misconceptions.explanations()) - {"crashed"}))
 def test_every_explanation_fills_in_with_numbers(mistake):
     text = misconceptions.explain(mistake, func="softmax", d_k=16, limit=10)
     assert text and "{" not in text and "}" not in text

@@ -10,7 +10,7 @@ from autograder.checks import run_judge
 from autograder.reference import Answers, load
 from autograder.sandbox import call_one
 from autograder.sandbox.frames import through_wire
-from autograder.worked_inputs import GAIN_EXAMPLE, PREVIOUS_TOKEN_VOCAB, PREVIOUS_TOKENS
+from attention_course.worked_inputs import GAIN_EXAMPLE, PREVIOUS_TOKEN_VOCAB, PREVIOUS_TOKENS
 
 F = "previous_token_head"
 

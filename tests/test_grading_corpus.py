@@ -46,7 +46,7 @@ import pytest
 
 from autograder.assignments import ASSIGNMENTS, exercise_points
 from autograder.grade import DEFAULT_TIMEOUT, grade, hidden_paths
-from autograder.misconceptions import EXPLANATIONS
+from autograder.misconceptions import explanations
 from autograder.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,7 +57,7 @@ ROOTED = Path(tempfile.mkdtemp(prefix="corpus-rooted-"))  # hostile files with t
 atexit.register(shutil.rmtree, ROOTED, True)
 AUTOGRADER = Path(sys.executable).parent / "autograder"  # the console script of this venv
 
-MISCONCEPTIONS = set(EXPLANATIONS)  # the table in CONTRACTS.md
+MISCONCEPTIONS = set(explanations())  # the table in CONTRACTS.md
 GRADESCOPE_VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
 
 

@@ -333,7 +333,7 @@ def test_rarity_is_full_for_two_and_nothing_for_a_few_percent(n):
 
 
 @pytest.mark.parametrize("argv,words", [
-    (["--course", "/"], "engine/course split"),
+    (["--course", "/"], "not a course folder"),
     (["--threshold", "0"], "not in (0, 1]"),
     (["--threshold", "nan"], "not in (0, 1]"),
 ])

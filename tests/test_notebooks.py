@@ -3,7 +3,6 @@ import ast
 import importlib
 import inspect
 import shutil
-import sys
 import textwrap
 from pathlib import Path
 
@@ -19,8 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT_NAMES = tuple(ASSIGNMENTS)
 
 
-sys.path.insert(0, str(ROOT / "course"))
-import build  # noqa: E402  (course/build.py: the notebook builder)
+from autograder import notebooks as build  # the notebook builder
 
 
 def execute(path):
@@ -177,4 +175,4 @@ def test_released_notebook_asks_for_earlier_functions_instead_of_giving_them(ass
 def test_released_notebook_imports_the_worked_inputs(assignment):
     nb = nbformat.read(ROOT / "assignments" / assignment / f"{assignment}.ipynb", as_version=4)
     given = [c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("given")]
-    assert any("from autograder.worked_inputs import" in src for src in given)
+    assert any("from attention_course.worked_inputs import" in src for src in given)

@@ -4,7 +4,7 @@ The wheel (``pip install`` of the grader, which students need for the check cell
 released notebooks are read as source, not only called: a softmax (exponentials normalised
 by their own sum, directly or through a log-sum-exp), a causal mask (a triangle of -inf), or
 a call of an answer by name, anywhere in them, fails the test. Checks that need attention
-run only in the grader, with the reference (autograder/exercises/previous_token_head.py).
+run only in the grader, with the reference (attention_course/exercises/previous_token_head.py).
 The detector is shown to find each of those in the reference solutions, in the catalogue's
 and the corpus's other styles, and in the attention the wheel used to carry.
 """
@@ -126,8 +126,8 @@ def wheel_sources(built_wheel) -> dict[str, str]:
 
 
 def test_the_wheel_computes_no_answer(wheel_sources):
-    assert "autograder/exercises/previous_token_head.py" in wheel_sources
-    assert "autograder/worked_inputs.py" in wheel_sources
+    assert "attention_course/exercises/previous_token_head.py" in wheel_sources
+    assert "attention_course/worked_inputs.py" in wheel_sources
     found = {name: f for name, text in wheel_sources.items() if (f := findings(text))}
     assert found == {}
 
@@ -153,7 +153,7 @@ def test_a_released_notebook_computes_no_answer(assignment):
 
 def test_no_template_gives_an_earlier_answer_whole():
     for assignment in ("ps1", "ps2", "ps3", "ps4"):
-        assert "[solution-given]" not in (ROOT / "course" / f"{assignment}.py").read_text(), assignment
+        assert "[solution-given]" not in (ROOT / "templates" / f"{assignment}.py").read_text(), assignment
 
 
 # ---------------------------------------------------------------- the detector finds them

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder import worked_inputs as W
+from attention_course import worked_inputs as W
 from autograder.assignments import exercise
 from autograder.checks import run_judge
 from autograder.sandbox.frames import CallOutcome

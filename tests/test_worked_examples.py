@@ -1,10 +1,9 @@
-"""The worked examples' table (autograder/worked_examples.json) and what it buys a student
+"""The worked examples' table (attention_course/worked_examples.json) and what it buys a student
 before the deadline: every catalogued mistake fails a visible check and is named there."""
 from __future__ import annotations
 
 import base64
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,8 +15,7 @@ from autograder.reference import load
 from autograder.sandbox import call_one
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "course"))
-import build  # noqa: E402
+from autograder import notebooks as build  # the notebook builder
 
 EXERCISES = [name for names in ASSIGNMENTS.values() for name in names]
 CATALOGUE = load().catalogue
@@ -30,7 +28,7 @@ CRASHES_ON_THE_VISIBLE_EXAMPLE = {"weights_transposed:wired_attention"}
 # vector width changes their last bits (1.4e-15 was seen), so values compare at a tolerance
 # far below any mistake's effect, while everything else (keys, which mistakes, dtypes,
 # shapes, order) must be the same.
-STALE = "autograder/worked_examples.json is stale: run `make notebooks`"
+STALE = "attention_course/worked_examples.json is stale: run `make notebooks`"
 RTOL, ATOL = 1e-12, 1e-12
 
 
@@ -61,7 +59,7 @@ def decoded(text: str) -> dict:
 
 
 def test_the_table_is_what_the_catalogue_and_the_reference_give():
-    on_disk = decoded(worked_examples.TABLE.read_text(encoding="utf-8"))
+    on_disk = decoded(worked_examples.table_path().read_text(encoding="utf-8"))
     fresh = decoded(build.worked_examples_text())
     assert on_disk["about"] == fresh["about"], STALE
     assert sorted(on_disk["answers"]) == sorted(fresh["answers"]), STALE

@@ -1,4 +1,4 @@
-"""The worked examples are written once (autograder/worked_inputs.py), and every number the
+"""The worked examples are written once (attention_course/worked_inputs.py), and every number the
 notebooks' prose quotes is what the reference computes on them.
 
 Each notebook's prose (its markdown and the comments of its code cells) is scanned for
@@ -12,7 +12,6 @@ from __future__ import annotations
 import inspect
 import math
 import re
-import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -21,15 +20,14 @@ import pytest
 
 from autograder.assignments import ASSIGNMENTS
 
-import autograder.worked_inputs as W
+import attention_course.worked_inputs as W
 from autograder.assignments import exercise
-from autograder.exercises import previous_token_head as previous_token_head_exercise
-from autograder.exercises import score_spread as score_spread_exercise
+from attention_course.exercises import previous_token_head as previous_token_head_exercise
+from attention_course.exercises import score_spread as score_spread_exercise
 from solutions import ps1, ps2, ps3, ps4
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "course"))
-import build  # noqa: E402
+from autograder import notebooks as build  # the notebook builder
 
 DECIMAL = re.compile(r"(?<![\w.])(\d+\.\d+)(?!\w)")
 # Numbers the prose names that are settings rather than results: the grader's bars for the
@@ -43,7 +41,7 @@ SETTINGS = {"ps1": set(), "ps2": set(),
 def prose(assignment: str) -> str:
     """The notebook's words: markdown cells and the comments of its code cells."""
     parts = []
-    for kind, _, body in build.parse_template((ROOT / "course" / f"{assignment}.py").read_text()):
+    for kind, _, body in build.parse_template((ROOT / "templates" / f"{assignment}.py").read_text()):
         if kind == "markdown":
             parts.append(build.markdown_text(body))
         elif kind in ("code", "given"):
@@ -381,9 +379,9 @@ TYPED = [r"0\.9,\s*0\.0,\s*0\.3", r"0\.3,\s*0\.3,\s*0\.9", r"\[2\.0,\s*0\.0\],\s
 
 @pytest.mark.parametrize("assignment", ["ps1", "ps2", "ps3", "ps4"])
 def test_notebooks_import_the_worked_inputs_rather_than_type_them(assignment):
-    cells = build.parse_template((ROOT / "course" / f"{assignment}.py").read_text())
+    cells = build.parse_template((ROOT / "templates" / f"{assignment}.py").read_text())
     code = "\n".join(body for kind, _, body in cells if kind in ("code", "given"))
-    assert "from autograder.worked_inputs import" in code
+    assert "from attention_course.worked_inputs import" in code
     assert [p for p in TYPED if re.search(p, code)] == []
     modules = [ROOT / "autograder" / "exercises" / f"{n}.py" for n in
                ("raw_self_attention", "wired_attention", "scaled_dot_product_attention", "attention_shapes",

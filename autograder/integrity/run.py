@@ -6,16 +6,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import course
+from ..assignments import ASSIGNMENTS
 from ..results import write_atomic
 from .intake import Unread, read_class
 from .scoring import Pair, Release, prepare, release_of, score_pairs
 
 DEFAULT_THRESHOLD = 0.4  # docs/integrity.md: the scores measured on planted and honest pairs
-COURSE = Path(__file__).resolve().parent.parent.parent  # the course folder this package belongs to
 
 
 class IntegrityError(ValueError):
-    """Nothing to compare: a bad folder, course or threshold (one line)."""
+    """Nothing to compare: a bad folder, release or threshold (one line)."""
 
 
 @dataclass
@@ -30,39 +31,27 @@ class IntegrityResult:
     html: Path
 
 
-def check_course(course: Path | None) -> Path:
-    """The course folder: this package's own (the engine/course split is a later issue)."""
-    if course is None:
-        return COURSE
-    if not Path(course).is_dir():
-        raise IntegrityError(f"--course {course}: no such folder")
-    if Path(course).resolve() != COURSE:
-        raise IntegrityError(f"--course {course} is not the course this grader belongs to ({COURSE}); "
-                             "grading another course's folder comes with the engine/course split")
-    return COURSE
-
-
-def load_release(assignment: str, course: Path) -> Release:
-    released = course / "assignments" / assignment / f"{assignment}.ipynb"
+def load_release(assignment: str) -> Release:
+    """The released notebook and every reference solution of the course: what no pair is
+    suspected for sharing."""
+    released = course.current().folder("assignments") / assignment / f"{assignment}.ipynb"
     try:
         notebook = json.loads(released.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise IntegrityError(f"cannot read the released notebook {released}: {e}") from None
-    from ..reference import solutions_dir
-
-    solutions = [p.read_text(encoding="utf-8") for p in sorted(solutions_dir().glob("ps*.py"))]
+    folder = course.current().solutions
+    solutions = [(folder / f"{a}.py").read_text(encoding="utf-8") for a in ASSIGNMENTS if (folder / f"{a}.py").is_file()]
     return release_of(notebook, solutions)
 
 
-def run_integrity(root: Path, assignment: str, out: Path, *, threshold: float = DEFAULT_THRESHOLD,
-                  course: Path | None = None) -> IntegrityResult:
+def run_integrity(root: Path, assignment: str, out: Path, *, threshold: float = DEFAULT_THRESHOLD) -> IntegrityResult:
     """Compare the class under ``root`` and write OUT/integrity.csv and OUT/integrity.html."""
     from .page import integrity_csv, integrity_html
 
     if not 0.0 < threshold <= 1.0:
         raise IntegrityError(f"--threshold {threshold:g} is not in (0, 1]")
     start = time.monotonic()
-    release = load_release(assignment, check_course(course))
+    release = load_release(assignment)
     works, unread = read_class(root, assignment)
     students = prepare(works, release)
     pairs, _ = score_pairs(students, release)

@@ -28,7 +28,7 @@ from urllib.parse import quote
 import numpy as np
 
 from ..crashes import NO_RESULT, UNTRUSTED
-from ..misconceptions import EXPLANATIONS, explain, label
+from ..misconceptions import explain, known, label
 from ..names import file_stem, one_line, readable
 from ..results import Results, from_json, write_atomic
 from .feedback import (ABOUT_CODE, by_exercise, figure, heatmap_svg, markdown, nothing_ran, page, plain,
@@ -85,7 +85,7 @@ def about_student(text: str) -> str:
 def mistake_meaning(mistake: str, exercise: str) -> str:
     if mistake in WHAT_IT_MEANS:
         return "The student " + WHAT_IT_MEANS[mistake]
-    if mistake in EXPLANATIONS:
+    if known(mistake):
         return about_student(explain(mistake, func=exercise))
     return ""
 

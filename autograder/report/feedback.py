@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 from html import escape
 
-from ..misconceptions import EXPLANATIONS, explain, label
+from ..assignments import exercise as declaration
+from ..exercise import MapWords
+from ..misconceptions import explain, known, label
 from ..names import readable
 from ..results import Results, TestResult
 
@@ -183,16 +185,19 @@ def figure(svg: str, caption: str) -> str:
     return f"<figure>{svg}<figcaption>{escape(caption)}</figcaption></figure>" if svg else ""
 
 
-# Exercises whose "weights" are not attention weights: how to label their maps.
-MAP_WORDS = {"causal_mask": {"scale": ("0 hidden", "1 may attend"), "what": "mask (1: may attend)"}}
+def map_words(exercise: str) -> MapWords:
+    """How an exercise's maps are labelled (its declaration's ``map_words``)."""
+    try:
+        return declaration(exercise).map_words
+    except ValueError:  # results of an exercise this course does not declare: plain labels
+        return MapWords()
 
 
 def heatmap_pair(exercise: str, heat: dict, mine: str = "your weights") -> str:
     """The student's map first, then the expected one: the order of the text's side-by-side
     ("yours", then "expected")."""
-    words = MAP_WORDS.get(exercise, {})
-    scale = words.get("scale", ("0", "1"))
-    what = words.get("what")
+    words = map_words(exercise)
+    scale, what = words.scale, words.what
     mine_caption = f"{mine} ({what})" if what else mine
     expected_caption = f"expected weights ({what})" if what else "expected weights"
     return ("<div class='maps'>"
@@ -206,7 +211,7 @@ def heatmap_pair(exercise: str, heat: dict, mine: str = "your weights") -> str:
 
 def _prefix(mistake: str, exercise: str) -> str:
     """The start of a mistake's explanation, the same whatever numbers it quotes."""
-    if mistake not in EXPLANATIONS or mistake == "crashed":
+    if not known(mistake) or mistake == "crashed":
         return ""
     return explain(mistake, func=exercise)[:25]
 

@@ -236,7 +236,7 @@ class Sandbox:
         env["PYTHONPATH"] = src + os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else src
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         config = json.dumps({"limits": self.limits.to_dict(), "exclude": self.hide,
-                             "allow_unisolated": self.allow_unisolated})
+                             "allow_unisolated": self.allow_unisolated, "course": _course_preload()})
         try:
             # `-m` puts the current folder first on sys.path: where the grader was started
             # (a student's repository) must not supply `autograder` to this root process.
@@ -631,3 +631,12 @@ def _kill_everything_of(c: _Child) -> None:
             finally:
                 os._exit(0)
         os.waitpid(pid, 0)
+
+
+def _course_preload() -> dict:
+    """What the zygote imports of the course (its folder, to import its package by path, and the
+    modules a submission may import), read here: the zygote starts with no course of its own."""
+    from .. import course  # the sandbox knows courses only as a folder and module names
+
+    chosen = course.current()
+    return {"root": str(chosen.root) if chosen.root else None, "modules": list(chosen.preload)}

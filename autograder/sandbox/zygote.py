@@ -32,6 +32,7 @@ import socket
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..crashes import Ended  # imported before confining: the checkout is out of sight after
 from . import child as child_mod
@@ -46,10 +47,8 @@ PRELOAD = (
     "abc array bisect cmath collections collections.abc contextlib copy dataclasses "
     "decimal enum fractions functools heapq inspect itertools json math numbers operator "
     "random re statistics string textwrap time timeit types typing warnings zipfile "
-    "numpy numpy.linalg numpy.random numpy.fft numpy.lib.stride_tricks numpy.testing "
-    "autograder.worked_inputs "  # the notebooks' worked examples: plain public data
-    "autograder.pictures"  # the notebooks' heatmaps; matplotlib only when drawing, which grading never does
-).split()
+    "numpy numpy.linalg numpy.random numpy.fft numpy.lib.stride_tricks numpy.testing"
+).split()  # and the course's own PRELOAD (its notebooks' worked inputs, say): see preload()
 
 UID_BASE = 1_200_000_000  # above the ranges useradd and /etc/subuid hand out; checked at start
 UID_SLOTS = 32  # uids a zygote rotates through; one is reused only after its child is swept
@@ -451,20 +450,25 @@ def _private_folder(root: bool) -> str:
     return path
 
 
-def preload(exclude: list[str]) -> View:
-    """Import what a submission may import, and declare the View from what that loaded."""
+def preload(exclude: list[str], course: dict | None = None) -> View:
+    """Import what a submission may import (PRELOAD, and the modules the course names, its
+    package imported from its folder), and declare the View from what that loaded."""
     before = set(sys.modules)
-    for name in PRELOAD:
+    names = [*PRELOAD, *(course or {}).get("modules", ())]
+    if course and course.get("root"):
+        from ..course import load
+        load(Path(course["root"]))
+    for name in names:
         importlib.import_module(name)
     view_mod.warm_numpy()
-    loaded = [m for n, m in sys.modules.items() if m is not None and (n not in before or n in PRELOAD)]
+    loaded = [m for n, m in sys.modules.items() if m is not None and (n not in before or n in names)]
     return view_mod.declare(exclude, loaded)
 
 
 def main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
     config = json.loads(sys.argv[2])
-    zygote = Zygote(Limits(**config["limits"]), config["exclude"], preload(config["exclude"]),
+    zygote = Zygote(Limits(**config["limits"]), config["exclude"], preload(config["exclude"], config.get("course")),
                     bool(config.get("allow_unisolated")))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the grader's
     try:

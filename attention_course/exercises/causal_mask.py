@@ -1,10 +1,10 @@
 """causal_mask(T): 0 on and below the diagonal, -inf above."""
 import numpy as np
 
-from ..checks import (Call, Spec, Fail, Verdict, as_array, describe_value, matches_reference, provided, returned,
+from autograder.checks import (Call, Spec, Fail, Verdict, as_array, describe_value, matches_reference, provided, returned,
                       side_by_side)
-from ..exercise import Exercise
-from ..misconceptions import explain
+from autograder.exercise import Exercise, MapWords
+from autograder.misconceptions import explain
 from ..worked_inputs import CAUSAL_MASK_3 as T3  # the mask the notebook shows for T = 3
 
 F = "causal_mask"
@@ -62,5 +62,8 @@ def checks(rng):
     ]
 
 
-EXERCISE = Exercise(F, "ps2", build=checks, specs=(
+# A mask is not attention weights: its maps say what 0 and 1 mean.
+MASK_MAPS = MapWords(scale=("0 hidden", "1 may attend"), what="mask (1: may attend)")
+
+EXERCISE = Exercise(F, "ps2", build=checks, map_words=MASK_MAPS, specs=(
     T_3, FLOAT_ARRAY, LONGER_T_MATCHES, T_1_SINGLE))

@@ -25,13 +25,13 @@
 # %% [given]
 import numpy as np
 
-from autograder.pictures import show_heatmaps  # attention weights as pictures
+from attention_course.pictures import show_heatmaps  # attention weights as pictures
 
 np.set_printoptions(precision=3, suppress=True)
 
 # %% [given]
-# The worked examples' inputs, the same ones the check cells use (autograder/worked_inputs.py).
-from autograder.worked_inputs import (BIAS_B_K, BIAS_K, BIAS_Q, CAT_SAT, INDUCTION_TOKENS, INDUCTION_VOCAB,
+# The worked examples' inputs, the same ones the check cells use (attention_course/worked_inputs.py).
+from attention_course.worked_inputs import (BIAS_B_K, BIAS_K, BIAS_Q, CAT_SAT, INDUCTION_TOKENS, INDUCTION_VOCAB,
                                       POSITIONS_D, POSITIONS_T, ROPE_K, ROPE_PROPERTY_T, ROPE_Q, ROPE_X,
                                       STEP_K_CACHE, STEP_QUERY, STEP_V_CACHE, W_K_CAT_SAT, W_Q_CAT_SAT, W_V_CAT_SAT)
 

@@ -1,10 +1,10 @@
 """fused_self_attention(X, W_qkv, scale): one projection, split [Q | K | V], no mask."""
 import numpy as np
 
-from ..checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, each, expect_close, leaves_inputs_unchanged,
+from autograder.checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, each, expect_close, leaves_inputs_unchanged,
                       matches_reference, matches_worked, provided, raised, returned)
-from ..exercise import Exercise
-from ..misconceptions import explain
+from autograder.exercise import Exercise
+from autograder.misconceptions import explain
 
 F = "fused_self_attention"
 TARGETS = [1, 2, 1]  # the token each token attends to in the sharp example

@@ -1,6 +1,6 @@
 """sinusoidal_positions(T, d) -> PE (T, d): sin and cos of p / 10000^(2i/d), interleaved."""
-from ..checks import Call, Spec, Verdict, each, matches_reference, matches_worked, provided, raised
-from ..exercise import Exercise
+from autograder.checks import Call, Spec, Verdict, each, matches_reference, matches_worked, provided, raised
+from autograder.exercise import Exercise
 from ..worked_inputs import POSITIONS_D, POSITIONS_T
 
 F = "sinusoidal_positions"

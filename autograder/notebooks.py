@@ -1,4 +1,4 @@
-"""Build the nbgrader source notebooks in source/ from course/psN.py and solutions/.
+"""Build a course's nbgrader source notebooks (source/) from its templates/<set>.py and solutions/.
 
 The templates are percent-format Python files. Each cell starts with a marker line:
 
@@ -16,15 +16,14 @@ The templates are percent-format Python files. Each cell starts with a marker li
                                 student's kernel computes is recorded.
 
 Answers are therefore written once, in solutions/; tests/test_notebooks.py fails when
-source/ differs from what this script builds. It also writes autograder/worked_examples.json,
-what each catalogued mistake returns on the visible checks' public inputs. Run: python course/build.py [--release]
-(--release also regenerates assignments/ with nbgrader generate_assignment).
+source/ differs from what this builds. It also writes the course package's worked_examples.json,
+what each catalogued mistake returns on the visible checks' public inputs. Run:
+``autograder notebooks [--course DIR] [--release]`` (--release also regenerates assignments/
+with nbgrader generate_assignment).
 """
 from __future__ import annotations
 
-import argparse
 import ast
-import importlib
 import inspect
 import os
 import re
@@ -36,11 +35,8 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from autograder.assignments import ASSIGNMENTS, exercise_points  # noqa: E402
+from . import course
+from .assignments import ASSIGNMENTS, exercise_points
 
 MARKER = re.compile(r"^# %%(?: \[(?P<kind>[\w-]+)\])?(?: (?P<name>\w+))?\s*$")
 KINDS_WITH_NAME = {"solution", "solution-given", "tests"}
@@ -76,14 +72,12 @@ def markdown_text(body: str) -> str:
 
 
 def solution_function(assignment: str, name: str):
-    for module in _solution_modules():
-        if hasattr(module, name):
-            return getattr(module, name)
-    raise KeyError(f"no reference solution named {name} (for {assignment})")
+    from . import reference
 
-
-def _solution_modules():
-    return [importlib.import_module(f"solutions.{a}") for a in ASSIGNMENTS]
+    functions = reference.load().functions
+    if name not in functions:
+        raise KeyError(f"no reference solution named {name} (for {assignment})")
+    return functions[name]
 
 
 def stub_source(func) -> str:
@@ -108,7 +102,7 @@ def tests_source(assignment: str, name: str) -> str:
 
 
 def demo_digest(source: str) -> str:
-    from autograder.submission import demo_digest as digest
+    from .submission import demo_digest as digest
 
     return digest(source)
 
@@ -175,12 +169,17 @@ def _check_exercises_present(assignment: str, nb) -> None:
                 raise ValueError(f"{assignment}: no cell with grade_id {grade_id}")
 
 
+def template_path(assignment: str) -> Path:
+    return course.current().folder("templates") / f"{assignment}.py"
+
+
 def notebook_text(assignment: str) -> str:
-    template = (ROOT / "course" / f"{assignment}.py").read_text()
+    template = (template_path(assignment)).read_text(encoding="utf-8")
     return nbformat.writes(build_notebook(assignment, template)) + "\n"
 
 
-def build_sources(root: Path = ROOT) -> list[Path]:
+def build_sources(root: Path | None = None) -> list[Path]:
+    root = root or course.current().folder(".")
     written = []
     for assignment in ASSIGNMENTS:
         path = root / "source" / assignment / f"{assignment}.ipynb"
@@ -190,8 +189,9 @@ def build_sources(root: Path = ROOT) -> list[Path]:
     return written
 
 
-def release(root: Path = ROOT) -> None:
+def release(root: Path | None = None) -> None:
     """Regenerate assignments/ from source/ with nbgrader's own converter."""
+    root = root or course.current().folder(".")
     # nbgrader runs the `alembic` script by name: put this interpreter's scripts on PATH.
     env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
     with tempfile.TemporaryDirectory() as tmp:  # a throwaway gradebook: releasing records nothing
@@ -208,7 +208,7 @@ def visible_calls() -> list:
     (tests/test_worked_examples.py checks it), so any seed draws them."""
     import numpy as np
 
-    from autograder.assignments import exercise
+    from .assignments import exercise
 
     calls = {}
     for names in ASSIGNMENTS.values():
@@ -220,28 +220,23 @@ def visible_calls() -> list:
 
 
 def worked_examples_text() -> str:
-    from autograder import reference, worked_examples
+    from . import reference, worked_examples
 
     return worked_examples.text(worked_examples.build(reference.load(), visible_calls()))
 
 
 def write_worked_examples() -> Path:
-    from autograder import worked_examples
+    path = course.current().worked_examples
+    path.write_text(worked_examples_text(), encoding="utf-8")
+    return path
 
-    worked_examples.TABLE.write_text(worked_examples_text(), encoding="utf-8")
-    return worked_examples.TABLE
 
-
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--release", action="store_true", help="also regenerate assignments/")
-    args = parser.parse_args(argv)
+def build(release_too: bool = False) -> None:
+    """`autograder notebooks`: the source notebooks and the worked examples' table, and with
+    ``release_too`` the released notebooks."""
+    root = course.current().folder(".")
     for path in [*build_sources(), write_worked_examples()]:
-        print(f"wrote {path.relative_to(ROOT)}")
-    if args.release:
+        print(f"wrote {path.relative_to(root)}")
+    if release_too:
         release()
         print("regenerated assignments/")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,11 +1,11 @@
 """wired_attention(X, W_Q, W_K): separate queries and keys, scaled weights, raw values."""
 import numpy as np
 
-from ..checks import (Call, Spec, Verdict, expect_close, first_of, matches_reference, parts, returned,
+from autograder.checks import (Call, Spec, Verdict, expect_close, first_of, matches_reference, parts, returned,
                       leaves_inputs_unchanged, UNCHANGED)
-from ..exercise import Exercise
+from autograder.exercise import Exercise
 from ..worked_inputs import RIVER_BANK, W_K_RIVER, W_Q_RIVER
-from .. import worked_examples
+from autograder import worked_examples
 
 F = "wired_attention"
 

@@ -1,11 +1,11 @@
 """scaled_dot_product_attention(Q, K, V, mask=None, scale=None) -> (out, weights)."""
 import numpy as np
 
-from .. import worked_examples
-from ..checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, expect_close, first_of, leaves_inputs_unchanged,
+from autograder import worked_examples
+from autograder.checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, expect_close, first_of, leaves_inputs_unchanged,
                       matches_reference, matches_worked, parts, returned)
-from ..exercise import Exercise
-from ..misconceptions import explain
+from autograder.exercise import Exercise
+from autograder.misconceptions import explain
 from ..worked_inputs import CAUSAL_MASK_3, K_CAT_SAT, Q_CAT_SAT, V_CAT_SAT, WARM_JACKET_KEYS, WARM_QUERY
 
 F = "scaled_dot_product_attention"

@@ -1,8 +1,8 @@
 """ov_circuit(W_V, W_O) -> W_V @ W_O, (d, d)."""
 import numpy as np
 
-from ..checks import Call, Spec, Fail, Verdict, as_array, expect_close, matches_reference, returned
-from ..exercise import Exercise
+from autograder.checks import Call, Spec, Fail, Verdict, as_array, expect_close, matches_reference, returned
+from autograder.exercise import Exercise
 
 F = "ov_circuit"
 

@@ -25,13 +25,13 @@
 # %% [given]
 import numpy as np
 
-from autograder.pictures import show_heatmaps  # attention weights as pictures
+from attention_course.pictures import show_heatmaps  # attention weights as pictures
 
 np.set_printoptions(precision=3, suppress=True)
 
 # %% [given]
-# The worked examples' inputs, the same ones the check cells use (autograder/worked_inputs.py).
-from autograder.worked_inputs import (HEAD_TOKENS, HEAD_X, PREVIOUS_TOKEN_VOCAB, PREVIOUS_TOKENS, R_EXAMPLE,
+# The worked examples' inputs, the same ones the check cells use (attention_course/worked_inputs.py).
+from attention_course.worked_inputs import (HEAD_TOKENS, HEAD_X, PREVIOUS_TOKEN_VOCAB, PREVIOUS_TOKENS, R_EXAMPLE,
                                       RIVER_BANK, W_K_HEAD, W_K_RIVER, W_Q_HEAD, W_Q_RIVER, W_V_HEAD)
 
 # %% [markdown]

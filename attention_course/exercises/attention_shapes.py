@@ -1,11 +1,11 @@
 """attention_shapes(B, T_q, T_k, d, d_k, d_v) -> dict of shape tuples; ValueError on bad sizes."""
 import numpy as np
 
-from ..checks import Call, Spec, Fail, Verdict, describe_value, each, provided, raised, returned
-from ..exercise import Exercise
-from .. import worked_examples
-from ..misconceptions import explain
-from ..wire import NpInt
+from autograder.checks import Call, Spec, Fail, Verdict, describe_value, each, provided, raised, returned
+from autograder.exercise import Exercise
+from autograder import worked_examples
+from autograder.misconceptions import explain
+from autograder.wire import NpInt
 from ..worked_inputs import BATCH_SHAPES, CROSS_ATTENTION_SHAPES
 
 F = "attention_shapes"

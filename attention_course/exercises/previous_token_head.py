@@ -19,9 +19,9 @@ the one-hot tokens, so the visible check asks that sum to be within 0.01.
 """
 import numpy as np
 
-from ..checks import Call, Spec, Fail, Verdict, as_array, parts, provided, returned
-from ..exercise import Exercise
-from ..misconceptions import explain
+from autograder.checks import Call, Spec, Fail, Verdict, as_array, parts, provided, returned
+from autograder.exercise import Exercise
+from autograder.misconceptions import explain
 from ..worked_inputs import PREVIOUS_TOKEN_VOCAB, PREVIOUS_TOKENS
 
 F = "previous_token_head"

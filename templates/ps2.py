@@ -33,13 +33,13 @@
 # %% [given]
 import numpy as np
 
-from autograder.pictures import show_heatmaps  # attention weights as pictures
+from attention_course.pictures import show_heatmaps  # attention weights as pictures
 
 np.set_printoptions(precision=3, suppress=True)
 
 # %% [given]
-# The worked examples' inputs, the same ones the check cells use (autograder/worked_inputs.py).
-from autograder.worked_inputs import BATCH_SHAPES, CAT_SAT, CAUSAL_MASK_3, W_K_CAT_SAT, W_Q_CAT_SAT, W_V_CAT_SAT
+# The worked examples' inputs, the same ones the check cells use (attention_course/worked_inputs.py).
+from attention_course.worked_inputs import BATCH_SHAPES, CAT_SAT, CAUSAL_MASK_3, W_K_CAT_SAT, W_Q_CAT_SAT, W_V_CAT_SAT
 
 # %% [markdown]
 # ## Your `softmax` from problem set 1

@@ -1,11 +1,11 @@
 """The worked examples, written once: their inputs, and the hand-checkable numbers the
 notebooks' prose quotes where those are not simply the reference's output on the inputs.
 
-The notebooks' demo cells import these (``from autograder.worked_inputs import ...``), the
+The notebooks' demo cells import these (``from attention_course.worked_inputs import ...``), the
 exercises' visible checks call the functions on them, and the tests recompute every number
 the prose quotes from them (tests/test_worked_inputs.py). Data only: nothing here computes an
 exercise's answer. What the reference returns on the visible inputs is in
-``worked_examples.json`` (built by course/build.py).
+``worked_examples.json`` (built by `autograder notebooks`).
 
 Positions and rows count from 0, as numpy does: in "the cat sat", "the" is row 0 and "sat" row 2.
 """

@@ -13,9 +13,9 @@ any other, spread how far any other visible value puts a wrong token above the r
 """
 import numpy as np
 
-from ..checks import Call, Fail, Spec, Verdict, as_array, parts, returned
-from ..exercise import Exercise
-from ..misconceptions import explain
+from autograder.checks import Call, Fail, Spec, Verdict, as_array, parts, returned
+from autograder.exercise import Exercise
+from autograder.misconceptions import explain
 from ..worked_inputs import INDUCTION_TOKENS, INDUCTION_VOCAB
 
 F = "induction_heads"

@@ -2,10 +2,10 @@
 without positions (nothing, problem set 2's lesson) and under rotary positions (something)."""
 import numpy as np
 
-from .. import worked_examples
-from ..checks import Call, Fail, Spec, Verdict, describe_value, returned, tolerance
-from ..exercise import Exercise
-from ..misconceptions import context, diagnose, explain
+from autograder import worked_examples
+from autograder.checks import Call, Fail, Spec, Verdict, describe_value, returned, tolerance
+from autograder.exercise import Exercise
+from autograder.misconceptions import context, diagnose, explain
 from ..worked_inputs import BIAS_B_K, BIAS_K, BIAS_Q
 
 F = "key_bias_effect"

@@ -1,8 +1,8 @@
 """qk_circuit(W_Q, W_K) -> W_Q @ W_K.T, (d, d)."""
 import numpy as np
 
-from ..checks import Call, Spec, Fail, Verdict, as_array, expect_close, matches_reference, returned
-from ..exercise import Exercise
+from autograder.checks import Call, Spec, Fail, Verdict, as_array, expect_close, matches_reference, returned
+from autograder.exercise import Exercise
 
 F = "qk_circuit"
 

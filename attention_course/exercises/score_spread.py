@@ -3,10 +3,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..checks import Call, Fail, Spec, Verdict, all_of, describe_value, each, provided, returned
-from ..exercise import Exercise
-from ..misconceptions import explain
-from ..wire import Rng
+from autograder.checks import Call, Fail, Spec, Verdict, all_of, describe_value, each, provided, returned
+from autograder.exercise import Exercise
+from autograder.misconceptions import explain
+from autograder.wire import Rng
 from ..worked_inputs import SCORE_SPREAD
 
 F = "score_spread"

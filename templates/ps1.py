@@ -29,13 +29,13 @@
 # %% [given]
 import numpy as np
 
-from autograder.pictures import pyplot, show_heatmaps  # pictures; pyplot() is None without matplotlib
+from attention_course.pictures import pyplot, show_heatmaps  # pictures; pyplot() is None without matplotlib
 
 np.set_printoptions(precision=3, suppress=True)
 
 # %% [given]
-# The worked examples' inputs, the same ones the check cells use (autograder/worked_inputs.py).
-from autograder.worked_inputs import (RANDOM_TOKENS, RIVER_BANK, RIVER_BANK_TOKENS, SOFTMAX_BY_HAND,
+# The worked examples' inputs, the same ones the check cells use (attention_course/worked_inputs.py).
+from attention_course.worked_inputs import (RANDOM_TOKENS, RIVER_BANK, RIVER_BANK_TOKENS, SOFTMAX_BY_HAND,
                                       W_K_RIVER, W_Q_RIVER)
 
 # %% [markdown]

@@ -1,11 +1,11 @@
 """raw_self_attention(X): queries, keys and values are all X; unscaled scores."""
 import numpy as np
 
-from ..checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, expect_close, first_of, leaves_inputs_unchanged,
+from autograder.checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, expect_close, first_of, leaves_inputs_unchanged,
                       matches_reference, matches_worked, parts, provided, returned)
-from ..exercise import Exercise
+from autograder.exercise import Exercise
 from ..worked_inputs import RIVER_BANK
-from .. import worked_examples
+from autograder import worked_examples
 
 F = "raw_self_attention"
 

@@ -1,10 +1,10 @@
 """attention_with_biases(X, W_Q, W_K, W_V, b_Q, b_K, b_V): the key bias changes nothing."""
 import numpy as np
 
-from ..checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, diagnose_any, expect_close,
+from autograder.checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, diagnose_any, expect_close,
                       leaves_inputs_unchanged, matches_reference, matches_worked, output_differs, returned)
-from ..exercise import Exercise
-from ..misconceptions import context, explain
+from autograder.exercise import Exercise
+from autograder.misconceptions import context, explain
 
 F = "attention_with_biases"
 TARGETS = [1, 2, 1]  # the token each token attends to in the visible example

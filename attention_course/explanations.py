@@ -1,0 +1,133 @@
+"""The attention course's words for its catalogued mistakes (ids from the contract's table).
+
+``EXPLANATIONS`` maps a mistake to its explanation, ``FOR_EXERCISE`` gives one exercise's form
+of a mistake its own words, and ``fields`` turns the numbers an exercise reads off a call
+(its declaration's ``numbers``, e.g. ``{"d_k": 16}``) into the phrases the templates quote.
+The engine adds ``{func}`` and explains its own outcomes (not implemented, timeout, crash).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+# What nan or inf beside finite values is taken for where no catalogued mistake reproduces
+# the output: exp() of a large score overflowed (the engine's checks.looks_like_overflow).
+OVERFLOW = "unstable_softmax"
+
+EXPLANATIONS = {
+    "scale_by_dk": (
+        "Your attention weights are too flat: the scores were divided by d_k{dk_num} instead of "
+        "sqrt(d_k){sqrt_num}. Dot products of d_k-wide vectors spread like sqrt(d_k), so dividing "
+        "by sqrt(d_k) brings them back to unit spread; dividing by d_k over-shrinks them and the "
+        "softmax comes out close to uniform."),
+    "missing_scale": (
+        "Your attention weights are too peaked: the scores were not scaled{scale_txt}. Scores of "
+        "d_k-wide vectors spread like sqrt(d_k), and a softmax of widely spread scores is "
+        "almost one-hot, which stalls training. Multiply the scores by the scale before the softmax."),
+    "softmax_wrong_axis": (
+        "The softmax normalised the wrong axis: your columns sum to 1 instead of your rows. "
+        "Each query (a row of the score matrix) shares its attention among the keys, so the "
+        "softmax runs over the key axis, the last one (axis=-1)."),
+    "axis_ignored": (
+        "Your softmax ignores its `axis` argument: it always normalises the last axis. Use the "
+        "axis it is given (axis=axis) both where you subtract the maximum and where you sum."),
+    "softmax_global_max": (
+        "One maximum was subtracted for the whole array instead of each row's own. A row whose "
+        "scores are all far below the largest score anywhere then underflows: every exp() is 0 "
+        "and the row becomes 0/0 = nan. Take the maximum along the softmax's axis, with "
+        "keepdims=True, so each row is shifted by its own maximum."),
+    "unstable_softmax": (
+        "Your result contains nan or inf: exp() of a large score overflows. Subtract each "
+        "row's maximum before exponentiating; softmax does not change when every entry of "
+        "a row moves by the same amount, and then no exponent is above 0."),
+    "values_not_projected": (
+        "The output blends the wrong vectors: the weights were applied to the raw inputs (or "
+        "to the keys) instead of to the values V = X W_V. Keys decide *where* to look; values "
+        "are *what* gets handed over."),
+    "value_bias_dropped": (
+        "The values lost their bias: V = X W_V + b_V. Unlike b_K, which shifts a whole row of "
+        "scores and cancels in the softmax, b_V is carried into every output row (the weights "
+        "sum to 1, so it adds b_V exactly once)."),
+    "scale_by_d_model": (
+        "The scores were scaled by 1/sqrt(d_model){dmodel_txt} instead of 1/sqrt(d_head){sqrt_txt}: "
+        "each head's queries and keys are d_head wide, and it is their dot products' spread, "
+        "sqrt(d_head), that the scale undoes."),
+    "qkv_split_order": (
+        "The fused projection was split in the wrong order. W_qkv is [W_Q | W_K | W_V] side "
+        "by side, so the first third of the columns of X @ W_qkv are the queries, the second "
+        "the keys, the last the values."),
+    "weights_transposed": (
+        "A weight matrix was used transposed: with tokens as rows the projection is x @ W "
+        "(W has shape (d_in, d_out)), not W @ x or x @ W.T. This is the classic nn.Linear "
+        "porting bug: nn.Linear stores (out, in) and computes x @ W.T."),
+    "mask_wrong_direction": (
+        "The mask hides the wrong entries: a causal mask hides the future, key j > query i "
+        "(above the diagonal), and keeps the diagonal, since every token may look at itself."),
+    "missing_mask": (
+        "The mask was ignored: future positions still get weight. Add the mask to the "
+        "scores before the softmax, so -inf entries become weight exactly 0."),
+    "shape_tq_tk_swapped": (
+        "T_q and T_k are exchanged: the scores and weights have one row per query and one "
+        "column per key, (B, T_q, T_k), and the output has one row per query, (B, T_q, d_v)."),
+    "attends_to_self": (
+        "Your head attends to the current position instead of the previous one: query "
+        "position i must ask for the key at position i - 1."),
+    "cache_sees_future": (
+        "Your cache looks ahead: position t attended to keys and values of positions after t. "
+        "When a model generates text, token t + 1 does not exist yet while token t is being "
+        "processed, so position t may only see the cache as it stands: keys 0..t, the ones "
+        "appended so far (its own included). Build the cache one position at a time and never "
+        "project the whole sequence's keys up front."),
+    "cache_misses_current": (
+        "Your cache misses the current position: position t attended to keys 0..t-1 only. "
+        "Append position t's key and value to the cache first, then attend: in causal "
+        "attention every token may look at itself (the diagonal of the causal mask is kept)."),
+    "angles_from_one": (
+        "Your angles are counted from 1 instead of 0. Positions start at p = 0, whose angle is 0 "
+        "(position 0 is left as it is), and the pairs' frequencies start at i = 0, whose "
+        "frequency base^(-2i/d) is exactly 1: the first pair turns by one radian per position."),
+    "pairs_as_halves": (
+        "You paired coordinate i with coordinate i + d/2 (the two halves of the vector) instead "
+        "of neighbours (2i, 2i + 1). Both layouts are used in practice (the halves one in GPT-NeoX "
+        "and Hugging Face's LLaMA, neighbours in the RoFormer paper and Meta's original LLaMA), "
+        "but they put different numbers in different places, and a model trained with one gives "
+        "garbage with the other. This problem set uses neighbours: x[2i] and x[2i + 1] form "
+        "pair i, the layout of sin and cos in the sinusoidal table."),
+    "bias_after_rope": (
+        "You added b_K after rotating the keys. Then every score of a row moves by the same "
+        "q . b_K again and softmax cancels it, as without positions. In a model the bias is part "
+        "of the key projection, k = x W_K + b_K, and rotary positions rotate that whole key: "
+        "rope(K + b_K). Rotated by an angle that depends on the key's position, the bias adds a "
+        "different amount to each score, and stops being harmless."),
+    "induction_keyed_on_token": (
+        "Layer 2 reads the token in the keys instead of the prev slot. Then the current token "
+        "finds earlier copies of itself and copies them, which predicts the current token again, "
+        "not the next one. An induction head asks \"who came right after an earlier copy of me?\": "
+        "its key must say which token came before each position (prev, written by layer 1), and "
+        "its value the position's own token."),
+}
+
+
+# Where one exercise's form of a mistake needs its own words.
+FOR_EXERCISE = {
+    ("weights_transposed", "qk_circuit"): (
+        "Your circuit is the transpose of W_QK: the score of query token i on key token j is "
+        "s_ij = x_i W_Q (x_j W_K)^T = x_i (W_Q W_K^T) x_j^T, so W_QK = W_Q @ W_K.T. Its rows "
+        "belong to the query's features, its columns to the key's; W_K @ W_Q.T swaps who asks "
+        "and who answers."),
+    ("weights_transposed", "ov_circuit"): (
+        "Your circuit is the transpose of W_OV: a token x that is attended to writes "
+        "x W_V W_O into the output, so W_OV = W_V @ W_O, with rows indexed by the attended "
+        "token's features and columns by the output's. Its transpose maps the wrong way round."),
+}
+
+
+def fields(numbers: dict) -> dict:
+    """The phrases the templates above quote, each empty where its number is unknown."""
+    dk, d_model = numbers.get("d_k"), numbers.get("d_model")
+    return {
+        "dk_num": f" = {dk}" if dk else "",
+        "sqrt_num": f" = {np.sqrt(dk):.3g}" if dk else "",
+        "scale_txt": f" by 1/sqrt(d_k) = 1/{np.sqrt(dk):.3g}" if dk else "",
+        "dmodel_txt": f" = 1/{np.sqrt(d_model):.3g}" if d_model else "",
+        "sqrt_txt": f" = 1/{np.sqrt(dk):.3g}" if dk else "",
+    }
