@@ -292,17 +292,21 @@ NEVER_GRADES = ("integrity", "lms")
 @lru_cache(maxsize=None)
 def grader_version() -> str:
     """A digest of everything that decides a grade or a feedback page: the grader package's code
-    and data, the reference solutions and the mistake catalogue, and numpy's version. Any change
+    and data, the course's declarations (its checks, words and worked examples), the reference
+    solutions and the mistake catalogue, and numpy's version. Any change
     to them makes every results file out of date (a grader fix is a regrade)."""
     import numpy
 
-    from . import reference
+    from . import course, reference
 
     package = Path(__file__).resolve().parent
+    chosen = course.current()
     solutions = reference.solutions_dir()
     files = [(f"autograder/{p.relative_to(package)}", p) for p in package.rglob("*")
              if p.suffix in (".py", ".json") and "__pycache__" not in p.parts
              and p.relative_to(package).parts[0] not in NEVER_GRADES]
+    files += [(f"{chosen.name}/{p.relative_to(chosen.package_dir)}", p) for p in chosen.package_dir.rglob("*")
+              if p.suffix in (".py", ".json") and "__pycache__" not in p.parts]
     files += [(f"solutions/{p.relative_to(solutions)}", p) for p in solutions.rglob("*.py")
               if "__pycache__" not in p.parts]
     digest = hashlib.sha256(f"numpy {numpy.__version__}\0".encode())

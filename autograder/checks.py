@@ -432,7 +432,8 @@ def matches_worked(call: Call, pick: Callable[[Any], Any] = lambda v: v, what: s
 
 def looks_like_overflow(got: np.ndarray, expected: np.ndarray) -> bool:
     """nan/inf where the answer is finite, beside finite entries: something overflowed on some
-    inputs (the course names the mistake: misconceptions.overflow). An output that is nan or inf everywhere is no sign of overflow (exp of the
+    inputs (the course names the mistake: misconceptions.overflow). An output that is nan or
+    inf everywhere is no sign of overflow (exp of the
     smaller scores stays finite), so it names no mistake."""
     return (got.shape == expected.shape and bool(np.isfinite(expected).all())
             and not bool(np.isfinite(got).all()) and bool(np.isfinite(got).any()))

@@ -122,7 +122,8 @@ def build(reference, visible_calls) -> dict:
                                 "value": base64.b64encode(wire.encode(value)).decode()})
     for e in entries:
         del e["stored"]
-    return {"about": "made by `autograder notebooks` from solutions/; do not edit", "answers": answers, "mistakes": entries}
+    return {"about": "made by `autograder notebooks` from solutions/; do not edit", "answers": answers,
+            "mistakes": entries}
 
 
 def degenerate(value) -> bool:

@@ -35,8 +35,8 @@ np.set_printoptions(precision=3, suppress=True)
 
 # %% [given]
 # The worked examples' inputs, the same ones the check cells use (attention_course/worked_inputs.py).
-from attention_course.worked_inputs import (RANDOM_TOKENS, RIVER_BANK, RIVER_BANK_TOKENS, SOFTMAX_BY_HAND,
-                                      W_K_RIVER, W_Q_RIVER)
+from attention_course.worked_inputs import (RANDOM_TOKENS, RIVER_BANK, RIVER_BANK_TOKENS, SOFTMAX_BY_HAND, W_K_RIVER,
+                                            W_Q_RIVER)
 
 # %% [markdown]
 # ## The idea in a nutshell

@@ -32,7 +32,7 @@ np.set_printoptions(precision=3, suppress=True)
 # %% [given]
 # The worked examples' inputs, the same ones the check cells use (attention_course/worked_inputs.py).
 from attention_course.worked_inputs import (HEAD_TOKENS, HEAD_X, PREVIOUS_TOKEN_VOCAB, PREVIOUS_TOKENS, R_EXAMPLE,
-                                      RIVER_BANK, W_K_HEAD, W_K_RIVER, W_Q_HEAD, W_Q_RIVER, W_V_HEAD)
+                                            RIVER_BANK, W_K_HEAD, W_K_RIVER, W_Q_HEAD, W_Q_RIVER, W_V_HEAD)
 
 # %% [markdown]
 # ## Your functions from problem sets 1 and 2

@@ -32,8 +32,9 @@ np.set_printoptions(precision=3, suppress=True)
 # %% [given]
 # The worked examples' inputs, the same ones the check cells use (attention_course/worked_inputs.py).
 from attention_course.worked_inputs import (BIAS_B_K, BIAS_K, BIAS_Q, CAT_SAT, INDUCTION_TOKENS, INDUCTION_VOCAB,
-                                      POSITIONS_D, POSITIONS_T, ROPE_K, ROPE_PROPERTY_T, ROPE_Q, ROPE_X,
-                                      STEP_K_CACHE, STEP_QUERY, STEP_V_CACHE, W_K_CAT_SAT, W_Q_CAT_SAT, W_V_CAT_SAT)
+                                            POSITIONS_D, POSITIONS_T, ROPE_K, ROPE_PROPERTY_T, ROPE_Q, ROPE_X,
+                                            STEP_K_CACHE, STEP_QUERY, STEP_V_CACHE, W_K_CAT_SAT, W_Q_CAT_SAT,
+                                            W_V_CAT_SAT)
 
 # %% [markdown]
 # ## Your functions from problem sets 1 to 3

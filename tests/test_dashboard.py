@@ -7,13 +7,11 @@ from urllib.parse import quote, unquote
 
 import pytest
 
+from autograder import course
 from autograder.batch import Failure, StudentRow, summarize, summarize_class
 from autograder.crashes import NO_RESULT, Ended, clause, sentence
 from autograder.grade import ungraded
-from autograder import course
 from autograder.misconceptions import explain, explanations
-
-FOR_EXERCISE = course.current().explanations.FOR_EXERCISE
 from autograder.names import file_stem
 from autograder.report.dashboard import about_student, write_dashboard
 from autograder.report.feedback import feedback_html, heatmap_svg, markdown, plain, printed_once
@@ -22,6 +20,7 @@ from autograder.results import Results
 from autograder.results import TestResult as Check
 
 SDPA = "scaled_dot_product_attention"
+FOR_EXERCISE = course.current().explanations.FOR_EXERCISE
 WEIGHTS = [[1.0, 0.0, 0.0], [0.4, 0.6, 0.0], [0.2, 0.3, 0.5]]
 FLAT = [[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.33, 0.33, 0.34]]
 HOSTILE = "<img src=x onerror=alert(1)>\n"

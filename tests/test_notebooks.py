@@ -10,15 +10,13 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from autograder import notebooks as build  # the notebook builder
 from autograder.assignments import ASSIGNMENTS, exercise_points
 from autograder.catalogue import edit_function
 from autograder.reference import load
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT_NAMES = tuple(ASSIGNMENTS)
-
-
-from autograder import notebooks as build  # the notebook builder
 
 
 def execute(path):

@@ -35,9 +35,9 @@ def _body_lines():
     return lines
 
 
-def test_wheel_ships_only_the_grader(wheel_text):
+def test_wheel_ships_only_the_grader_and_the_course_declarations(wheel_text):
     packages = {name.split("/")[0] for name in wheel_text if not name.split("/")[0].endswith(".dist-info")}
-    assert packages == {"autograder"}
+    assert packages == {"autograder", "attention_course"}
 
 
 def test_wheel_contains_no_reference_or_mistake_code(wheel_text):

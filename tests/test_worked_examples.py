@@ -2,20 +2,17 @@
 before the deadline: every catalogued mistake fails a visible check and is named there."""
 from __future__ import annotations
 
-import base64
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from autograder import selfcheck, wire, worked_examples
+from autograder import selfcheck, worked_examples
 from autograder.assignments import ASSIGNMENTS, exercise
 from autograder.reference import load
 from autograder.sandbox import call_one
 
 ROOT = Path(__file__).resolve().parent.parent
-from autograder import notebooks as build  # the notebook builder
 
 EXERCISES = [name for names in ASSIGNMENTS.values() for name in names]
 CATALOGUE = load().catalogue
@@ -24,50 +21,7 @@ CATALOGUE = load().catalogue
 CRASHES_ON_THE_VISIBLE_EXAMPLE = {"weights_transposed:wired_attention"}
 
 
-# The table holds floats computed on the machine that ran `make notebooks`; another CPU's
-# vector width changes their last bits (1.4e-15 was seen), so values compare at a tolerance
-# far below any mistake's effect, while everything else (keys, which mistakes, dtypes,
-# shapes, order) must be the same.
-STALE = "attention_course/worked_examples.json is stale: run `make notebooks`"
-RTOL, ATOL = 1e-12, 1e-12
-
-
-def same_value(a, b) -> bool:
-    if isinstance(b, np.ndarray):
-        if not (isinstance(a, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape):
-            return False
-        if b.dtype.kind in "fc":
-            return bool(np.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True))
-        return bool(np.array_equal(a, b))
-    if isinstance(b, (tuple, list, dict)):
-        if type(a) is not type(b) or len(a) != len(b):
-            return False
-        if isinstance(b, dict):
-            return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in b)
-        return all(same_value(x, y) for x, y in zip(a, b, strict=True))
-    if type(b) is float:
-        return type(a) is float and bool(np.isclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True))
-    return type(a) is type(b) and a == b
-
-
-def decoded(text: str) -> dict:
-    doc = json.loads(text)
-    as_value = lambda v: wire.decode(base64.b64decode(v))  # noqa: E731
-    return {"about": doc["about"],
-            "answers": {key: as_value(v) for key, v in doc["answers"].items()},
-            "mistakes": [{**e, "value": as_value(e["value"])} for e in doc["mistakes"]]}
-
-
-def test_the_table_is_what_the_catalogue_and_the_reference_give():
-    on_disk = decoded(worked_examples.table_path().read_text(encoding="utf-8"))
-    fresh = decoded(build.worked_examples_text())
-    assert on_disk["about"] == fresh["about"], STALE
-    assert sorted(on_disk["answers"]) == sorted(fresh["answers"]), STALE
-    assert [(e["call"], e["mistake"], e["exercise"]) for e in on_disk["mistakes"]] == [
-        (e["call"], e["mistake"], e["exercise"]) for e in fresh["mistakes"]], STALE
-    assert [k for k in fresh["answers"] if not same_value(on_disk["answers"][k], fresh["answers"][k])] == [], STALE
-    assert [(e["call"], e["mistake"]) for e, f in zip(on_disk["mistakes"], fresh["mistakes"], strict=True)
-            if not same_value(e["value"], f["value"])] == [], STALE
+from test_course_contract import same_value  # noqa: E402  (the table compares at a tolerance)
 
 
 @pytest.mark.parametrize("value, other, same", [

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from autograder import notebooks as build  # the notebook builder
 from autograder.assignments import ASSIGNMENTS
 
 import attention_course.worked_inputs as W
@@ -27,7 +28,6 @@ from attention_course.exercises import score_spread as score_spread_exercise
 from solutions import ps1, ps2, ps3, ps4
 
 ROOT = Path(__file__).resolve().parent.parent
-from autograder import notebooks as build  # the notebook builder
 
 DECIMAL = re.compile(r"(?<![\w.])(\d+\.\d+)(?!\w)")
 # Numbers the prose names that are settings rather than results: the grader's bars for the

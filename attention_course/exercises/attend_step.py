@@ -1,7 +1,8 @@
 """attend_step(q, K_cache, V_cache, scale=None) -> (out (d_v,), weights (t,)): one decoding step."""
 import numpy as np
 
-from autograder.checks import Call, Spec, UNCHANGED, all_of, first_of, leaves_inputs_unchanged, matches_reference, matches_worked
+from autograder.checks import (Call, Spec, UNCHANGED, all_of, first_of, leaves_inputs_unchanged, matches_reference,
+                               matches_worked)
 from autograder.exercise import Exercise
 from ..worked_inputs import STEP_K_CACHE, STEP_QUERY, STEP_V_CACHE
 

@@ -2,7 +2,7 @@
 import numpy as np
 
 from autograder.checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, diagnose_any, expect_close,
-                      leaves_inputs_unchanged, matches_reference, matches_worked, output_differs, returned)
+                               leaves_inputs_unchanged, matches_reference, matches_worked, output_differs, returned)
 from autograder.exercise import Exercise
 from autograder.misconceptions import context, explain
 

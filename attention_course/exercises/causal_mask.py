@@ -1,8 +1,8 @@
 """causal_mask(T): 0 on and below the diagonal, -inf above."""
 import numpy as np
 
-from autograder.checks import (Call, Spec, Fail, Verdict, as_array, describe_value, matches_reference, provided, returned,
-                      side_by_side)
+from autograder.checks import (Call, Spec, Fail, Verdict, as_array, describe_value, matches_reference, provided,
+                               returned, side_by_side)
 from autograder.exercise import Exercise, MapWords
 from autograder.misconceptions import explain
 from ..worked_inputs import CAUSAL_MASK_3 as T3  # the mask the notebook shows for T = 3

@@ -6,8 +6,8 @@ that makes a cache a cache, that a token added later cannot change an earlier ro
 """
 import numpy as np
 
-from autograder.checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, leaves_inputs_unchanged, matches_reference,
-                      matches_worked, passed, returned)
+from autograder.checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, leaves_inputs_unchanged,
+                               matches_reference, matches_worked, passed, returned)
 from autograder.exercise import Exercise
 from autograder.misconceptions import explain
 from ..worked_inputs import CAT_SAT, W_K_CAT_SAT, W_Q_CAT_SAT, W_V_CAT_SAT

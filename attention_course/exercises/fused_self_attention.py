@@ -1,8 +1,8 @@
 """fused_self_attention(X, W_qkv, scale): one projection, split [Q | K | V], no mask."""
 import numpy as np
 
-from autograder.checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, each, expect_close, leaves_inputs_unchanged,
-                      matches_reference, matches_worked, provided, raised, returned)
+from autograder.checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, each, expect_close,
+                               leaves_inputs_unchanged, matches_reference, matches_worked, provided, raised, returned)
 from autograder.exercise import Exercise
 from autograder.misconceptions import explain
 

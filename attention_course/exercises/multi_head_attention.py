@@ -1,8 +1,8 @@
 """multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, causal=False) -> (out, per_head)."""
 import numpy as np
 
-from autograder.checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, expect_close, first_of, leaves_inputs_unchanged,
-                      matches_reference, matches_worked, parts, returned)
+from autograder.checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, expect_close, first_of,
+                               leaves_inputs_unchanged, matches_reference, matches_worked, parts, returned)
 from autograder.exercise import Exercise
 
 F = "multi_head_attention"

@@ -1,8 +1,8 @@
 """raw_self_attention(X): queries, keys and values are all X; unscaled scores."""
 import numpy as np
 
-from autograder.checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, expect_close, first_of, leaves_inputs_unchanged,
-                      matches_reference, matches_worked, parts, provided, returned)
+from autograder.checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, expect_close, first_of,
+                               leaves_inputs_unchanged, matches_reference, matches_worked, parts, provided, returned)
 from autograder.exercise import Exercise
 from ..worked_inputs import RIVER_BANK
 from autograder import worked_examples

@@ -10,7 +10,7 @@ constant output each break one of the three.
 import numpy as np
 
 from autograder.checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, leaves_inputs_unchanged,
-                      matches_reference, matches_worked, provided, raised, returned)
+                               matches_reference, matches_worked, provided, raised, returned)
 from autograder.exercise import Exercise
 from ..worked_inputs import ROPE_K, ROPE_PROPERTY_T, ROPE_Q, ROPE_X
 

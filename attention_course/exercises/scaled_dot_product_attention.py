@@ -2,8 +2,8 @@
 import numpy as np
 
 from autograder import worked_examples
-from autograder.checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, expect_close, first_of, leaves_inputs_unchanged,
-                      matches_reference, matches_worked, parts, returned)
+from autograder.checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, expect_close, first_of,
+                               leaves_inputs_unchanged, matches_reference, matches_worked, parts, returned)
 from autograder.exercise import Exercise
 from autograder.misconceptions import explain
 from ..worked_inputs import CAUSAL_MASK_3, K_CAT_SAT, Q_CAT_SAT, V_CAT_SAT, WARM_JACKET_KEYS, WARM_QUERY

@@ -1,8 +1,8 @@
 """softmax(S, axis=-1): stable, rows sum to 1, -inf gets exactly 0."""
 import numpy as np
 
-from autograder.checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, each, expect_close, leaves_inputs_unchanged,
-                      matches_reference, matches_worked, returned, side_by_side)
+from autograder.checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, each, expect_close,
+                               leaves_inputs_unchanged, matches_reference, matches_worked, returned, side_by_side)
 from autograder.exercise import Exercise
 
 F = "softmax"

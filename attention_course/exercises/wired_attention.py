@@ -2,7 +2,7 @@
 import numpy as np
 
 from autograder.checks import (Call, Spec, Verdict, expect_close, first_of, matches_reference, parts, returned,
-                      leaves_inputs_unchanged, UNCHANGED)
+                               leaves_inputs_unchanged, UNCHANGED)
 from autograder.exercise import Exercise
 from ..worked_inputs import RIVER_BANK, W_K_RIVER, W_Q_RIVER
 from autograder import worked_examples

@@ -40,7 +40,8 @@ def load_release(assignment: str) -> Release:
     except (OSError, ValueError) as e:
         raise IntegrityError(f"cannot read the released notebook {released}: {e}") from None
     folder = course.current().solutions
-    solutions = [(folder / f"{a}.py").read_text(encoding="utf-8") for a in ASSIGNMENTS if (folder / f"{a}.py").is_file()]
+    solutions = [(folder / f"{a}.py").read_text(encoding="utf-8") for a in ASSIGNMENTS
+                 if (folder / f"{a}.py").is_file()]
     return release_of(notebook, solutions)
 
 

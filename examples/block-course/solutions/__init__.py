@@ -1,0 +1,1 @@
+"""Hidden reference solutions, one module per problem set: never shipped to students."""
