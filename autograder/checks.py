@@ -9,96 +9,19 @@ runs in a student's notebook (selfcheck.py), where no reference exists.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Callable
 
 import numpy as np
 
 from . import misconceptions
+from .closeness import TOLERANCE, is_close, tolerance  # noqa: F401  (judges and exercises use them)
 from .errors import GraderError
+from .spec import Bound, Call, Check, Fail, Spec, Verdict, test_name  # noqa: F401  (what exercises import)
 from .sandbox.frames import NOT_A_RESULT, CallOutcome, Ending
 from .wire import Opaque
 
-# Absolute and relative tolerance by the least precise float dtype among inputs and output.
-TOLERANCE = {np.dtype(np.float64): (1e-6, 1e-6), np.dtype(np.float32): (1e-4, 1e-4)}
 SHOWN = 4  # rows and columns of an array a student reads in feedback
-
-
-@dataclass(frozen=True)
-class Call:
-    func: str
-    args: tuple = ()
-    kwargs: dict = field(default_factory=dict)
-    echo: bool = False  # send the input arrays back after the call, to see if they changed
-
-    def as_job(self):
-        return (self.func, self.args, self.kwargs, self.echo)
-
-
-@dataclass
-class Verdict:
-    passed: bool
-    message: str = ""
-    misconception: str | None = None
-    # (expected, got) attention weights of one sequence, for the feedback page's heatmaps
-    heatmap: tuple | None = None
-
-
-@dataclass(frozen=True)
-class Spec:
-    """A check as declared: what it is called, what it is worth, who may run it. No inputs."""
-    title: str  # unique within its exercise; says what is checked, in a student's words
-    points: float
-    visible: bool = False  # a student runs it in the notebook; hidden ones decide the grade
-
-    def bind(self, calls: tuple[Call, ...], judge: Callable[[list[CallOutcome], Any], Verdict]) -> "Bound":
-        """This check with one student's inputs: the calls to make and who judges them."""
-        return Bound(self, tuple(calls), judge)
-
-
-@dataclass(frozen=True)
-class Bound:
-    spec: Spec
-    calls: tuple[Call, ...]
-    judge: Callable[[list[CallOutcome], Any], Verdict]
-
-
-@dataclass(frozen=True)
-class Check:
-    """A declared check of one exercise, bound to one student's inputs."""
-    exercise: str
-    spec: Spec
-    calls: tuple[Call, ...]  # a check shares a call with another by holding the same Call
-    judge: Callable[[list[CallOutcome], Any], Verdict]
-
-    @property
-    def title(self) -> str:
-        return self.spec.title
-
-    @property
-    def points(self) -> float:
-        return self.spec.points
-
-    @property
-    def visible(self) -> bool:
-        return self.spec.visible
-
-    @property
-    def name(self) -> str:
-        return test_name(self.exercise, self.spec)
-
-
-def test_name(exercise: str, spec: Spec) -> str:
-    """A check's test name in a results file: unique within an assignment, its exercise first."""
-    return f"{exercise}: {spec.title}"
-
-
-class Fail(Exception):
-    """Raised inside a judge to end it with a failing verdict."""
-
-    def __init__(self, message: str, misconception: str | None = None, heatmap=None):
-        super().__init__(message)
-        self.verdict = Verdict(False, message, misconception, heatmap)
 
 
 def run_judge(check: Check, outcomes: list[CallOutcome], ref) -> Verdict:
@@ -280,25 +203,6 @@ def diagnose_any(ref, call: Call, value) -> str | None:
 
 
 # ---------------------------------------------------------------- comparing arrays
-
-def tolerance(*arrays) -> tuple[float, float]:
-    """The looser tolerance wherever an input or the output is narrower than float64."""
-    narrow = any(a.dtype.kind == "f" and a.dtype.itemsize < 8 for a in arrays if isinstance(a, np.ndarray))
-    return TOLERANCE[np.dtype(np.float32 if narrow else np.float64)]
-
-
-def is_close(got: np.ndarray, expected: np.ndarray, atol: float, rtol: float) -> bool:
-    """Same shape, both float, every entry within tolerance; nan never matches, and an
-    infinite entry matches only the same infinity (a -inf of a mask)."""
-    if not (isinstance(got, np.ndarray) and got.dtype.kind == "f" and got.shape == np.shape(expected)):
-        return False
-    g, e = got.astype(np.float64, copy=False), np.asarray(expected, dtype=np.float64)
-    # np.isclose's rule, |g - e| <= atol + rtol |e|, for finite expected entries only (an
-    # infinite one would make any finite g close); nan compares false either way.
-    with np.errstate(invalid="ignore", over="ignore"):
-        close = np.isfinite(e) & (np.abs(g - e) <= atol + rtol * np.abs(e))
-    return bool(np.all(close | (g == e)))
-
 
 def describe_difference(got: np.ndarray, expected: np.ndarray, what: str, atol: float, rtol: float) -> str:
     """pytest-approx style, smaller: shape first, then how many differ, then a few of them."""

@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from .checks import Bound, Call, Check, Spec
+from .spec import Bound, Call, Check, Spec
 
 
 def no_numbers(call: Call) -> dict:

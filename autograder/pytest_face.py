@@ -82,7 +82,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("submission", type=Path, help="the notebook or .py file to grade")
     p.add_argument("checks", nargs="*", metavar="CHECK",
-                   help="node ids to run (ps2/causal_mask or ps2/causal_mask::T = 3); default: every check")
+                   help="node ids to run (SET/EXERCISE or SET/EXERCISE::CHECK TITLE); default: every check")
     p.add_argument("--assignment", required=True, help=f"one of {', '.join(ASSIGNMENTS)}")
     p.add_argument("--student", type=_name, metavar="NAME", help="draw the inputs grade-batch draws for NAME")
     p.add_argument("--timeout", type=_positive, default=None, metavar="S", help="seconds per exercise (default 10)")

@@ -37,7 +37,7 @@ _OURS = ("submission", "assignment", "student", "autograder_timeout", "autograde
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("autograder", "grading a submission with the attention autograder")
     group.addoption("--submission", metavar="FILE", help="grade this notebook or .py file: one test per check")
-    group.addoption("--assignment", metavar="NAME", help="the problem set it answers (ps1, ps2, ...)")
+    group.addoption("--assignment", metavar="NAME", help="the problem set it answers (one of the course's)")
     group.addoption("--student", metavar="NAME", type=_name,
                     help="draw the inputs grade-batch draws for NAME (default: the file's stem)")
     group.addoption(*_TIMEOUT_NAMES, dest="autograder_timeout", metavar="S", type=_positive, default=None,

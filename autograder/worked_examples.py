@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from . import course, wire
+from .closeness import is_close, tolerance
 from .errors import GraderError
 
 
@@ -68,7 +69,6 @@ def name(call, value) -> str | None:
 def reproduces(got, stored) -> bool:
     """``got`` is ``stored``: same structure and shapes, floats within the dtype tolerance,
     nan exactly where the stored value has nan (an overflow reproduced)."""
-    from .checks import is_close, tolerance
 
     if isinstance(stored, np.ndarray):
         if not (isinstance(got, np.ndarray) and got.dtype.kind == "f" and got.shape == stored.shape):

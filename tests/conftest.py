@@ -26,6 +26,7 @@ SLOW_MODULES = {
     "test_pytest_plugin.py": "grades four notebooks in the sandbox, each in a pytest process of its own",
     "test_classroom.py": "runs the generated workflow's steps: pytest on the filled-in notebook, in the sandbox",
     "test_course_contract.py": "grades the right answers, the release and every catalogued mistake of each set",
+    "test_authoring.py": "adds an exercise and a set to a copy of the course, rebuilds it, runs the course suite",
     "test_block_course.py": "grades the second course's class in processes of their own",
     "test_cluster.py": "starts a Dask scheduler and workers (twice: plain and mutual TLS) and grades a class on them",
 }

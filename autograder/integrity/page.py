@@ -11,16 +11,13 @@ from __future__ import annotations
 import csv
 import io
 from html import escape
-from typing import TYPE_CHECKING
 
 from ..names import one_line, readable
 from ..report.feedback import STYLE
 from ..report.table import neutralise
+from .result import IntegrityResult
 from .scoring import AMOUNT, Pair, Student, common_count, defs_in, regions_of
 from .traces import STRENGTH
-
-if TYPE_CHECKING:
-    from .run import IntegrityResult
 
 COLUMNS = ["student_a", "student_b", "score", "flagged", "signals", "evidence", "code_score", "trace_score"]
 MAX_SHOWN = 50  # flagged pairs shown side by side; the CSV has every reported pair

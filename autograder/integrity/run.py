@@ -3,32 +3,21 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from .. import course
 from ..assignments import ASSIGNMENTS
 from ..results import write_atomic
-from .intake import Unread, read_class
-from .scoring import Pair, Release, prepare, release_of, score_pairs
+from .intake import read_class
+from .page import integrity_csv, integrity_html
+from .result import IntegrityResult
+from .scoring import Release, prepare, release_of, score_pairs
 
 DEFAULT_THRESHOLD = 0.4  # docs/integrity.md: the scores measured on planted and honest pairs
 
 
 class IntegrityError(ValueError):
     """Nothing to compare: a bad folder, release or threshold (one line)."""
-
-
-@dataclass
-class IntegrityResult:
-    pairs: list[Pair]  # reported, most suspicious first
-    flagged: list[Pair]  # of those, the ones at or above the threshold
-    unread: list[Unread]  # could not be read: listed, compared with nothing
-    students: int  # compared
-    threshold: float
-    seconds: float
-    csv: Path
-    html: Path
 
 
 def load_release(assignment: str) -> Release:
@@ -47,8 +36,6 @@ def load_release(assignment: str) -> Release:
 
 def run_integrity(root: Path, assignment: str, out: Path, *, threshold: float = DEFAULT_THRESHOLD) -> IntegrityResult:
     """Compare the class under ``root`` and write OUT/integrity.csv and OUT/integrity.html."""
-    from .page import integrity_csv, integrity_html
-
     if not 0.0 < threshold <= 1.0:
         raise IntegrityError(f"--threshold {threshold:g} is not in (0, 1]")
     start = time.monotonic()

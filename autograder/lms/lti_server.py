@@ -76,7 +76,7 @@ def serve(config: ToolConfig, ready=None) -> None:
             if launch.instructor and launch.lineitems:
                 record_context(config, launch)
                 lines.append(f"Grades for this course: autograder export lti-scores --config CONFIG "
-                             f"--context {launch.context} --assignment ps1 --grades out/ps1/grades.csv")
+                             f"--context {launch.context} --assignment SET --grades out/SET/grades.csv")
             page = "".join(f"<p>{html.escape(line)}</p>" for line in lines)
             self._send(200, f"<!doctype html><meta charset=utf-8><title>Autograder</title>{page}".encode(),
                        "text/html; charset=utf-8")

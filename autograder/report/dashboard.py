@@ -22,11 +22,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import numpy as np
 
+from ..class_results import BatchSummary, Failure, StudentRow, results_path
 from ..crashes import NO_RESULT, UNTRUSTED
 from ..misconceptions import explain, known, label
 from ..names import file_stem, one_line, readable
@@ -34,9 +34,6 @@ from ..results import Results, from_json, write_atomic
 from .feedback import (ABOUT_CODE, by_exercise, figure, heatmap_svg, markdown, nothing_ran, page, plain,
                        split_output)
 from .index import meta_tags, write_index
-
-if TYPE_CHECKING:
-    from ..batch import BatchSummary, Failure, StudentRow
 
 BROKEN = ("unreadable", "hung", "crashed", "not graded")  # the kinds listed by name at the top
 WHAT_IT_MEANS = {  # outcomes that are not misunderstandings, said about the student
@@ -159,7 +156,6 @@ def load_class(out: Path, rows: list[StudentRow], failures: list[Failure]
     """Every student: the graded ones (``rows``) from their results files in ``out``, then
     those the grader failed on; and each exercise's heatmaps, summed. One results file is in
     memory at a time, so the page costs the same memory for any class size."""
-    from ..batch import results_path  # batch imports this module
 
     students, maps = [], {}
     for row in rows:

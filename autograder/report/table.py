@@ -13,12 +13,9 @@ import csv
 import io
 import re
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
+from ..class_results import StudentRow
 from ..names import readable
-
-if TYPE_CHECKING:
-    from ..batch import StudentRow
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\Z")
@@ -29,8 +26,6 @@ def grades_csv(rows: Iterable[StudentRow], exercises: Sequence[str], failed: Ite
     then one line per student, sorted by name. ``rows``: the graded students, each with its
     points per exercise (0 where it has none); ``failed``: students with no grade because
     the grader failed (their score cells stay empty)."""
-    from ..batch import StudentRow
-
     rows = [row if isinstance(row, StudentRow) else StudentRow(**row) for row in rows]  # a dict as rows were
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
