@@ -64,7 +64,9 @@ def visible_checks(assignment: str) -> list[VisibleCheck]:
 
 
 def released_notebook(assignment: str) -> Path:
-    return Path(__file__).resolve().parent.parent / "assignments" / assignment / f"{assignment}.ipynb"
+    from . import course
+
+    return course.current().folder("assignments") / assignment / f"{assignment}.ipynb"
 
 
 def write_starter(assignment: str, out: Path, package: str, notebook: Path | None = None) -> list[Path]:

@@ -192,13 +192,20 @@ def use(root: Path) -> Course:
     return chosen
 
 
-def current() -> Course:
-    """The course this process grades for (see the module's docstring for which)."""
+def chosen() -> Course | None:
+    """The course this process grades for, if one has been chosen yet."""
+    return _current
+
+
+def current(from_cwd: bool = True) -> Course:
+    """The course this process grades for (see the module's docstring for which). A face that
+    runs inside a student's folder passes ``from_cwd=False``: a course.toml the student wrote
+    there must never choose the code the grader imports."""
     global _current
     if _current is None:
         if os.environ.get(ENV):
             return use(Path(os.environ[ENV]))
-        here = find_root(Path.cwd())
+        here = find_root(Path.cwd()) if from_cwd else None
         if here is not None:
             return use(here)
         found = installed()

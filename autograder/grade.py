@@ -46,9 +46,14 @@ def visible_plan(assignment: str) -> dict[str, list[Check]]:
 
 
 def hidden_paths(*paths: str | Path) -> list[str]:
-    """What the sandbox must not see: the checkout, the solutions, and the given folders."""
+    """What the sandbox must not see: the engine's checkout, the course's folder (wherever it
+    lies) and its solutions, and the given folders."""
+    from . import course
+
     here = Path(__file__).resolve().parent.parent
-    return [str(p) for p in {here, reference.solutions_dir(), *(Path(p).resolve() for p in paths)}]
+    chosen = course.current()
+    folders = {here, reference.solutions_dir(), chosen.package_dir, *([chosen.root] if chosen.root else [])}
+    return [str(p) for p in {*folders, *(Path(p).resolve() for p in paths)}]
 
 
 def grade(path: str | Path, assignment: str, *, sandbox: Sandbox, student: str | None = None,

@@ -41,7 +41,7 @@ from .names import positive_seconds as _positive
 # The variables the fresh interpreter gets from this one; everything else is dropped.
 PASSED_ON = ("PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TMPDIR", "TERM",
              "COLUMNS", "NO_COLOR", "AUTOGRADER_DEBUG", "AUTOGRADER_QUIET", "AUTOGRADER_SOLUTIONS",
-             "AUTOGRADER_ALLOW_UNISOLATED")
+             "AUTOGRADER_ALLOW_UNISOLATED", "AUTOGRADER_COURSE")
 
 
 class FaceError(Exception):
@@ -64,8 +64,15 @@ def add_parser(sub) -> None:
 
 
 def main(argv: list[str]) -> int:
+    from . import course
     from .assignments import ASSIGNMENTS
 
+    try:
+        # Never the course a course.toml of the current folder names: it may be the student's.
+        course.current(from_cwd=False)
+    except course.CourseError as e:
+        print(f"autograder: {e}", file=sys.stderr)
+        return 2
     parser = argparse.ArgumentParser(prog="autograder pytest", description="The grader's checks as pytest tests, "
                                      "safe to run inside a student's repository (docs/pytest-classroom.md).")
     _arguments(parser)

@@ -69,10 +69,16 @@ def pytest_configure(config: pytest.Config) -> None:
         if given:
             raise pytest.UsageError(f"--{given[0].replace('autograder_', '')} needs --submission FILE")
         return
+    from . import course
     from .graded import Request
     from .grade import DEFAULT_TIMEOUT
     from .names import one_line
 
+    try:
+        # Never the course a course.toml where pytest started names: it may be the student's.
+        course.current(from_cwd=False)
+    except course.CourseError as e:
+        raise pytest.UsageError(str(e)) from None
     path = Path(config.getoption("submission"))
     assignment = config.getoption("assignment")
     # Below the folder pytest started from (a student's repository), no link is followed on

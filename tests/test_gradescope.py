@@ -415,10 +415,21 @@ def test_the_default_is_gradescopes_default_image_ubuntu_22_04_python_3_10(tmp_p
     out = tmp_path / "ps1.zip"
     assert cli.main(["gradescope", "ps1", "--out", str(out), "--wheel", str(built_wheel)]) == 0
     with zipfile.ZipFile(out) as z:
-        assert z.read("requirements.txt").decode().split() == ["numpy==2.2.6", "pyseccomp==0.1.2"]
+        assert z.read("requirements.txt").decode().split() == list(bundle.PINS["3.10"])
         assert 'BUILT_FOR="3.10"' in z.read("setup.sh").decode()
+    assert any(pin.startswith("tomli==") for pin in bundle.PINS["3.10"])  # course.toml: no tomllib before 3.11
     said = capsys.readouterr().out
-    assert f"{out.stat().st_size // 1000} kB; for Python 3.10: numpy==2.2.6, pyseccomp==0.1.2" in said
+    assert f"{out.stat().st_size // 1000} kB; for Python 3.10: {', '.join(bundle.PINS['3.10'])}" in said
+
+
+def test_the_zip_carries_the_course(tmp_path, built_wheel):
+    """/autograder/source is a course folder: its manifest, its declarations, its solutions."""
+    out = tmp_path / "ps1.zip"
+    assert cli.main(["gradescope", "ps1", "--out", str(out), "--wheel", str(built_wheel)]) == 0
+    with zipfile.ZipFile(out) as z:
+        names = set(z.namelist())
+    assert {"course.toml", "attention_course/__init__.py", "attention_course/worked_examples.json",
+            "attention_course/exercises/softmax.py", "solutions/ps1.py"} <= names
 
 
 @pytest.mark.slow

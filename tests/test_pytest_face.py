@@ -94,6 +94,11 @@ ATTACKS = [
            via_m=True),
     # The plugin sets --noconftest itself for a grading run, so this one is held the unsafe way too.
     Attack("conftest", {"conftest.py": CONFTEST}, live=False),
+    # A course of the student's own: a course.toml naming a package that runs their code. No face
+    # that runs in a student's folder looks for a course there (course.current(from_cwd=False)).
+    Attack("course-of-their-own", {"course.toml": 'name = "attention"\npackage = "their_course"\n',
+                                   "their_course/__init__.py": marking("their-course", "EXERCISES = ()\n")},
+           live=False),
     Attack("pytest.ini-deselects", {"pytest.ini": "[pytest]\naddopts = -k nothing\n"}),
     Attack("pytest.ini-disables-the-plugin", {"pytest.ini": "[pytest]\naddopts = -p no:autograder\n"}),
     Attack("pytest.ini-loads-a-plugin", {"pytest.ini": "[pytest]\npythonpath = .\naddopts = -p evil\n",

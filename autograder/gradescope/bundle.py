@@ -5,9 +5,10 @@ Gradescope builds the image) and ``run_autograder`` (copied to /autograder/run_a
 run once per submission). Beside them: the package's wheel, built from this checkout;
 ``requirements.txt``, the grader's runtime dependencies pinned to releases that have wheels
 for the image's Python (``--python``; the wheel goes in with ``--no-deps``: nbgrader, Jupyter
-and matplotlib are for the course folder, not for grading); and ``solutions/``, the reference
-answers and the catalogue of mistakes the hidden checks need, which only the instructor's zip
-holds (students never see it).
+and matplotlib are for the course folder, not for grading); and the course itself, so that
+/autograder/source is a course folder: its ``course.toml``, its package of declarations, and
+``solutions/``, the reference answers and the catalogue of mistakes the hidden checks need,
+which only the instructor's zip holds (students never see it).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import reference
+from .. import course, reference
 from ..grade import DEFAULT_TIMEOUT
 from . import spec
 
@@ -29,7 +30,7 @@ from . import spec
 # asks PyPI for exactly these wheels with `pip download --python-version X --only-binary`.
 # pyseccomp (pure Python, over the image's libseccomp.so.2) builds the sandbox's seccomp filter.
 PINS = {
-    "3.10": ("numpy==2.2.6", "pyseccomp==0.1.2"),
+    "3.10": ("numpy==2.2.6", "pyseccomp==0.1.2", "tomli==2.2.1"),
     "3.11": ("numpy==2.4.6", "pyseccomp==0.1.2"),
     "3.12": ("numpy==2.4.6", "pyseccomp==0.1.2"),
 }
@@ -105,6 +106,7 @@ def build(assignment: str, out: Path, *, visibility: str | None = None, timeout:
         }
         for src in sorted(solutions.glob("*.py")):
             files[f"solutions/{src.name}"] = (src.read_bytes(), 0o644)
+        files.update(course_files(course.current()))
         out = Path(out)
         out.parent.mkdir(parents=True, exist_ok=True)
         partial = out.with_name(f".{out.name}.partial")
@@ -120,6 +122,16 @@ def build(assignment: str, out: Path, *, visibility: str | None = None, timeout:
             partial.unlink(missing_ok=True)
             raise
     return Bundle(out, list(files), pins)
+
+
+def course_files(chosen: course.Course) -> dict[str, tuple[bytes, int]]:
+    """The course's manifest and its package of declarations, as the zip's root holds them."""
+    files = {course.COURSE_FILE: (chosen.folder(course.COURSE_FILE).read_bytes(), 0o644)}
+    package = chosen.package_dir
+    for src in sorted(package.rglob("*")):
+        if src.is_file() and src.suffix in (".py", ".json") and "__pycache__" not in src.parts:
+            files[f"{package.name}/{src.relative_to(package).as_posix()}"] = (src.read_bytes(), 0o644)
+    return files
 
 
 def _build_wheel(folder: Path) -> Path:

@@ -20,6 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .. import course
 from ..errors import GraderError
 from ..grade import DEFAULT_TIMEOUT, ungraded
 from ..names import one_line
@@ -49,6 +50,19 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _use_the_zips_course(folder: Path) -> None:
+    """Grade for the zip's course (its declarations, its solutions/). run_autograder starts a
+    process of its own, which has chosen no course yet; a process that already grades for one
+    (the tests') may grade a zip of the same course, with the zip's solutions."""
+    if course.chosen() is None:
+        course.use(folder)
+        return
+    name = course.read_manifest(folder)["name"]
+    if name != course.current().name:
+        raise GraderError(f"this process grades for course {course.current().name}, not the zip's {name}")
+    os.environ["AUTOGRADER_SOLUTIONS"] = str(folder / "solutions")
+
+
 def grade_upload(root: Path, assignment: str, *, visibility: str | None, timeout: float) -> str:
     """The results.json text for the upload in ``root``; raises only for the grader's failure."""
     from ..sandbox import Limits, Sandbox
@@ -56,9 +70,9 @@ def grade_upload(root: Path, assignment: str, *, visibility: str | None, timeout
     root = Path(root)
     submission, metadata, results = root / "submission", root / "submission_metadata.json", root / "results"
     solutions = root / "source" / "solutions"
-    if not solutions.is_dir():
-        raise GraderError(f"no reference solutions at {solutions}: was setup.sh run from the zip?")
-    os.environ["AUTOGRADER_SOLUTIONS"] = str(solutions)
+    if not solutions.is_dir() or not (root / "source" / course.COURSE_FILE).is_file():
+        raise GraderError(f"no course with reference solutions at {root / 'source'}: was setup.sh run from the zip?")
+    _use_the_zips_course(root / "source")
     results.mkdir(parents=True, exist_ok=True)
     _private(root / "source", submission, results, metadata)
     student = container.student(metadata)
