@@ -47,7 +47,8 @@ class Unisolated(GraderError):
     """The kernel allows no isolation and the operator did not allow grading without it."""
 
 
-ALLOW_LIST = REFUSES_SIGNALS  # the allow-list's layer: it refuses setsid and setpgid too, so a child keeps its session
+# the allow-list's layer: it refuses setsid and setpgid too (a child keeps its session), and prctl
+ALLOW_LIST = REFUSES_SIGNALS
 RETRIES = 1  # fresh children per job for ends that are not the student's, before it is the grader's failure
 # A step may take at most this many times its limit in wall time, whatever its own time: a
 # bound on a main thread that waits for a CPU without end (its own processes hogging its one
@@ -500,7 +501,8 @@ class Sandbox:
             if self.level == "none":
                 return None
             pid = c.pid
-        who = usage.Holder(pid, c.folder, "namespaces" in self.layers, c.uid if self.level != "none" else None)
+        who = usage.Holder(pid, c.folder, "namespaces" in self.layers, c.uid if self.level != "none" else None,
+                           dumpable=ALLOW_LIST in self.layers)
         return usage.Watch(who, memory, self.places, "landlock" in self.layers, self.limits.file_size)
 
     def _outsiders_only(self) -> bool:
