@@ -34,7 +34,7 @@ def main(n: int = 200) -> None:
         for _ in range(n):
             r = sb.run([CELL], [("x", [("f", (), {})])], timeout=10)
         per_child = (time.perf_counter() - t) / n
-    assert r.exercises["x"].outcomes[0]["value"] == 1
+    assert r.exercises["x"].outcomes[0].value == 1
     print(f"code: {autograder.__file__}")
     print(f"level {level} ({', '.join(layers)}); View entries: {entries if entries is not None else 'none (before)'}")
     print(f"zygote start: {statistics.median(starts) * 1000:.0f} ms (median of 5)")

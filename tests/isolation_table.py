@@ -1,5 +1,6 @@
 """What holds at each isolation level and kernel variant: the data docs/isolation.md's
-table is generated from, and that tests/test_census_paths.py checks by its census.
+table is generated from, and that tests/test_census_paths.py (the disk) and
+tests/test_resources.py (memory, processes, sockets, signals) check at every variant.
 
     python tests/isolation_table.py           print the table
     python tests/isolation_table.py --write   put it into docs/isolation.md (between its markers)
@@ -64,6 +65,16 @@ GUARANTEES = {
     "no other process's /proc is readable": lambda v: v.namespaced or v.landlock,
     "writes only its own folder and /dev/null": lambda v: v.landlock,
     "writes nothing outside its own folder but /dev/null and /dev/urandom": lambda v: v.namespaced or v.landlock,
+    # tests/test_resources.py: an attack for each, graded at every variant
+    "files it writes in memory outside its own folder (/dev/shm) count in its memory limit, or it cannot "
+    "write them": lambda v: v.isolates,
+    "memory no folder or process size shows (memfds, removed files kept open or only mapped, SysV segments "
+    "given away, shared memory unmapped but a page) counts in its memory limit, or cannot be made": lambda v: True,
+    "its processes' memory and CPU are limited per submission, not per process": lambda v: True,
+    "what it leaves (files in memory, SysV IPC, folders nested thousands deep) is removed after it":
+        lambda v: v.isolates,
+    "no socket reaches another sandbox or the outside": lambda v: True,
+    "no signal reaches the grader, its sandbox process or a classmate": lambda v: True,
 }
 
 

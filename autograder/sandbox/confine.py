@@ -9,10 +9,10 @@ starts (``Zygote.confine``):
   tmpfs as its folder, a uid of its own, and a cgroup (``Cgroups``) where the zygote can
   create one.
 - ``uid``: root without CAP_SYS_ADMIN (Docker's default capabilities, as on Gradescope).
-  Each child gets a uid of its own; the grader watches that uid's memory and CPU
-  (``uid_usage``), and after the child every process of the uid is killed (``sweep_uid``)
-  and what it left in its folder, the shared writable folders (``remove_owned``) and SysV
-  IPC (``remove_ipc``) is removed.
+  Each child gets a uid of its own; the grader watches what that uid holds (usage.py), and
+  after the child every process of the uid is killed (``sweep_uid``) and what it left in
+  its folder, the folders others may write (folders.py) and SysV IPC (``remove_ipc``) is
+  removed.
 - ``none``: not root. The child runs as the grader's user; where the kernel allows
   unprivileged user namespaces, the zygote becomes root of one and builds the same
   namespaces and allow-list root as the full level, and each child gives up every
@@ -29,13 +29,12 @@ import ctypes
 import os
 import platform
 import resource
-import shutil
 import stat
 import struct
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .usage import processes_of, segments_of
 from .view import EXECUTE, READ_FILE, WRITE_FILE, View, inside
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -45,7 +44,7 @@ CLONE_NEWUSER = 0x10000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 MNT_DETACH = 2
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, PR_SET_CHILD_SUBREAPER = 1, 38, 22, 36
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, PR_SET_CHILD_SUBREAPER = 1, 4, 38, 22, 36
 
 _ARCH = platform.machine()
 # name -> number, per architecture (the newer calls share one number everywhere)
@@ -148,7 +147,7 @@ def child_namespaces(uid: int, disk: int, folder: str) -> str:
     return folder
 
 
-# ---------------------------------------------------------------- rlimits and uids; the uid level's watch and sweep
+# ---------------------------------------------------------------- rlimits and uids; the uid level's sweep
 
 def drop_capabilities() -> None:
     """Give up every capability for good: the ambient set, the bounding set, then the
@@ -194,63 +193,10 @@ def sweep_uid(uid: int) -> None:
         os.setresuid(0, 0, 0)
 
 
-def _processes_of(uid: int) -> Iterator[str]:
-    """The /proc entries (pids, as text) of every process, zombies included, whose real uid
-    is ``uid``; a process that ends while being read is left out."""
-    needle = f"\nUid:\t{uid}\t".encode()  # the first of the four uids is the real one
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/status", "rb") as f:
-                found = needle in f.read()
-        except OSError:
-            continue
-        if found:
-            yield entry
-
-
-_IPC_OWNER = {"shm": 7, "sem": 4, "msg": 7}  # the owner's uid: its column in /proc/sysvipc/<kind>
-_SHM_RSS = 14  # a shared memory segment's resident bytes: its column in /proc/sysvipc/shm
-
-
-def _ipc_of(uid: int, kind: str) -> list[list[str]]:
-    """The rows of /proc/sysvipc/``kind`` (shm, sem or msg) that ``uid`` owns, as fields;
-    the id is field 1."""
-    column = _IPC_OWNER[kind]
-    try:
-        lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
-    except OSError:
-        return []
-    return [f for f in map(str.split, lines) if len(f) > column and f[column] == str(uid)]
-
-
-def uid_usage(uid: int) -> tuple[int, float]:
-    """Resident bytes and CPU seconds of every process whose real uid is ``uid``, plus the
-    SysV shared memory it owns (which no process's resident size shows once detached)."""
-    page, tick = os.sysconf("SC_PAGE_SIZE"), os.sysconf("SC_CLK_TCK")
-    rss, cpu = 0, 0.0
-    for entry in _processes_of(uid):
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                fields = f.read().rpartition(b")")[2].split()
-        except OSError:
-            continue
-        cpu += (int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])) / tick
-        rss += int(fields[21]) * page
-    try:
-        for f in _ipc_of(uid, "shm"):
-            if len(f) > _SHM_RSS:
-                rss += int(f[_SHM_RSS])
-    except ValueError:
-        pass
-    return rss, cpu
-
-
 def uid_alive(uid: int) -> bool:
     """Whether any process, zombies included, has ``uid`` as its real uid. (kill(-1, 0)
     cannot tell: it succeeds whenever any other process exists.)"""
-    return next(_processes_of(uid), None) is not None
+    return next(processes_of(uid), None) is not None
 
 
 # ---------------------------------------------------------------- every level: Landlock
@@ -436,44 +382,22 @@ def _remove_stale(base: Path) -> None:
                 pass
 
 
-def remove_owned(folder: str, uid: int) -> None:
-    """Remove what ``uid`` left directly in a shared, world-writable folder, never following
-    a link it made (shutil.rmtree works through descriptors on Linux)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except OSError:
-        return
-    try:
-        for entry in os.scandir(fd):
-            try:
-                st = entry.stat(follow_symlinks=False)
-                if st.st_uid != uid:
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(os.path.join(folder, entry.name), ignore_errors=True)
-                else:
-                    os.unlink(entry.name, dir_fd=fd)
-            except OSError:
-                pass
-    finally:
-        os.close(fd)
-
-
 def remove_ipc(uid: int) -> None:
-    """SysV IPC outlives its process and escapes RLIMIT_AS: remove ``uid``'s. Without
-    CAP_SYS_ADMIN only the owner may, so this is done as ``uid``, whose processes are gone."""
+    """SysV IPC outlives its process and escapes RLIMIT_AS: remove what ``uid`` created or
+    owns (usage.segments_of), whoever owns it now. Without CAP_SYS_ADMIN only its creator
+    or owner may, so this is done as ``uid``, whose processes are gone."""
     IPC_RMID = 0
-    found = [(kind, int(f[1])) for kind in _IPC_OWNER for f in _ipc_of(uid, kind)]
+    found = segments_of(uid)
     if not found:
         return
     os.setresuid(-1, uid, -1)
     try:
-        for kind, ident in found:
-            if kind == "shm":
-                libc.shmctl(ident, IPC_RMID, None)
-            elif kind == "sem":
-                libc.semctl(ident, 0, IPC_RMID)
+        for s in found:
+            if s.kind == "shm":
+                libc.shmctl(s.id, IPC_RMID, None)
+            elif s.kind == "sem":
+                libc.semctl(s.id, 0, IPC_RMID)
             else:
-                libc.msgctl(ident, IPC_RMID, None)
+                libc.msgctl(s.id, IPC_RMID, None)
     finally:
         os.setresuid(-1, 0, -1)

@@ -33,7 +33,7 @@ from .. import wire
 from ..crashes import NO_RESULT, REFUSES_SIGNALS, UNTRUSTED, Ended, Whose, clause, whose
 from ..errors import GraderError
 from .limits import Limits
-from . import confine, frames
+from . import frames, usage
 from .frames import CallOutcome
 from .protocol import Kind, ProtocolError, Reader, Stopped, Timeout, send
 from .view import View
@@ -47,6 +47,8 @@ class Unisolated(GraderError):
     """The kernel allows no isolation and the operator did not allow grading without it."""
 
 
+# the allow-list's layer: it refuses setsid and setpgid too (a child keeps its session), and prctl
+ALLOW_LIST = REFUSES_SIGNALS
 RETRIES = 1  # fresh children per job for ends that are not the student's, before it is the grader's failure
 # A step may take at most this many times its limit in wall time, whatever its own time: a
 # bound on a main thread that waits for a CPU without end (its own processes hogging its one
@@ -93,6 +95,7 @@ class _Child:
     job: int
     results: int
     output: int
+    folder: str = ""  # its own folder, as the zygote made it (with namespaces: inside its mount namespace)
     pidfd: int = -1  # from the zygote, where the kernel has pidfds
     schedstat: int = -1  # /proc/<pid>/schedstat of its main thread, opened through the pidfd's pid
     sent: list[str] = field(default_factory=list)  # every signal the grader had sent it, and why
@@ -216,6 +219,7 @@ class Sandbox:
         self.sock: socket.socket | None = None
         self.level = "none"
         self.layers: list[str] = []
+        self.places: usage.Places | None = None  # where memory can be held as files, where the grader watches
         self.live: dict[int, _Child] = {}
         self.not_the_students: list[str] = []  # every end retried because it was not the student's, for the operator
 
@@ -266,6 +270,8 @@ class Sandbox:
                              f"able to read and change your files; pass --allow-unisolated (or set "
                              f"{ALLOW_UNISOLATED}=1) to grade anyway")
         mine.settimeout(None)
+        if self._watched():
+            self.places = usage.Places.find()
         if self.level == "none" and not os.environ.get("AUTOGRADER_QUIET"):
             print("autograder: warning: not root, so submissions run as your own user, confined by "
                   f"{', '.join(self.layers) or 'rlimits only'}; see docs/isolation.md",
@@ -314,7 +320,7 @@ class Sandbox:
                 raise ValueError("no pipes")
         except (OSError, ValueError, TypeError) as e:
             raise self._zygote_failed(f"no child from the zygote: {e}") from e
-        c = _Child(int(info["id"]), int(info["pid"]), int(info["uid"]), *fds[:3])
+        c = _Child(int(info["id"]), int(info["pid"]), int(info["uid"]), *fds[:3], folder=str(info.get("folder") or ""))
         if len(fds) == 4:
             c.pidfd = fds[3]
             c.schedstat = _schedstat_of(c.pidfd)
@@ -415,7 +421,7 @@ class Sandbox:
         step: tuple[str, int] | None = None
         students = False  # whether student code has started in this child: its first CELL or EXERCISE frame
         clock = _Clock(_OwnTime(c.schedstat), timeout, job.allowed - job.spent)
-        watch = _Watch(c.uid, job.memory) if self.level == "uid" else None
+        watch = self._watch(c, job.memory)
         stopped = ""
         try:
             while True:
@@ -479,6 +485,26 @@ class Sandbox:
         finally:
             job.spent += clock.spent()
 
+    def _watched(self) -> bool:
+        """Whether the grader counts what each child holds (usage.py): wherever no cgroup holds
+        it. By its uid where it has one of its own (full, uid); at the none level by its
+        session, which only the allow-list keeps it in (setsid is refused)."""
+        if "cgroup" in self.layers:
+            return False
+        return self.level in ("full", "uid") or ALLOW_LIST in self.layers
+
+    def _watch(self, c: _Child, memory: int) -> usage.Watch | None:
+        if not self._watched() or self.places is None:
+            return None
+        pid = _pid_here(c.pidfd)
+        if pid < 0:  # no pidfd (before Linux 5.3): the pid namespaces are the grader's only at full and uid
+            if self.level == "none":
+                return None
+            pid = c.pid
+        who = usage.Holder(pid, c.folder, "namespaces" in self.layers, c.uid if self.level != "none" else None,
+                           dumpable=ALLOW_LIST in self.layers)
+        return usage.Watch(who, memory, self.places, "landlock" in self.layers, self.limits.file_size)
+
     def _outsiders_only(self) -> bool:
         """Whether only a process outside the sandbox can kill a child with a signal of its
         choosing. With namespaces each child is the init of a pid namespace of its own, and
@@ -537,23 +563,6 @@ class Sandbox:
         return Ended.from_dict(info)
 
 
-class _Watch:
-    """Where no cgroup can hold a submission (the uid level): its memory and CPU, summed over
-    every process of its uid, checked while the grader waits. Over the memory limit, or more
-    than one core on average, it is stopped, as a cgroup would stop it."""
-
-    def __init__(self, uid: int, memory: int):
-        self.uid, self.memory, self.started = uid, int(memory), time.monotonic()
-
-    def __call__(self) -> str:
-        rss, cpu = confine.uid_usage(self.uid)
-        if rss > self.memory:
-            return f"used more than {self.memory >> 20} MiB of memory across its processes"
-        if cpu > time.monotonic() - self.started + 1.0:
-            return "used more than one CPU core across its processes"
-        return ""
-
-
 @dataclass
 class _Job:
     """One submission's run across its attempts: what to send, and what came back so far."""
@@ -582,16 +591,27 @@ def _said(e: Ended | None) -> str:
     return f"{name} ({e.kind})" if e.kind != "signal" else name
 
 
-def _schedstat_of(pidfd: int) -> int:
-    """Open the schedstat of a pidfd's process as this process's /proc sees it (the pidfd's
-    fdinfo gives its pid here, whatever namespace the zygote forked it in); -1 if it cannot."""
+def _pid_here(pidfd: int) -> int:
+    """A pidfd's process's pid as this process's /proc sees it (the pidfd's fdinfo gives it,
+    whatever pid namespace the zygote forked it in); -1 if it cannot tell."""
+    if pidfd < 0:
+        return -1
     try:
         with open(f"/proc/self/fdinfo/{pidfd}") as f:
             pid = next(int(line.split()[1]) for line in f if line.startswith("Pid:"))
-        if pid <= 0:
-            return -1
-        fd = os.open(f"/proc/{pid}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
     except (OSError, StopIteration, ValueError, IndexError):
+        return -1
+    return pid if pid > 0 else -1
+
+
+def _schedstat_of(pidfd: int) -> int:
+    """Open the schedstat of a pidfd's process (``_pid_here``); -1 if it cannot."""
+    pid = _pid_here(pidfd)
+    if pid < 0:
+        return -1
+    try:
+        fd = os.open(f"/proc/{pid}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
         return -1
     try:  # opened after the pid was read: make sure it is still the same process
         signal.pidfd_send_signal(pidfd, 0)

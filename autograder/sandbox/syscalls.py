@@ -10,7 +10,8 @@ real child at every level to check that exactly this list gets through.
 
 What is refused, on purpose (none of it is needed to grade Python and numpy):
 every way to make or reach a socket; SysV and POSIX message queues, semaphores and shared
-memory segments, memfd (memory no process's size shows); new namespaces, ``setns``, mounts;
+memory segments, memfd, shared mappings (memory no process's size shows; usage.py says
+what the watch counts instead); new namespaces, ``setns``, mounts;
 ``ptrace``, ``process_vm_*``, ``kcmp``, pidfds; ``bpf``, ``io_uring``, keyrings,
 ``perf_event_open``, ``userfaultfd``; ``execve`` (nothing to run but Python, which is
 running); and every call that sends a signal or makes the kernel send one later (``kill``,
@@ -51,7 +52,8 @@ REFUSED = errno.ENOSYS  # what every refused call answers (see above)
 # family -> (why, syscalls). Names absent on an architecture (the legacy x86_64 calls on
 # aarch64) are skipped there.
 ALLOWED: dict[str, tuple[str, tuple[str, ...]]] = {
-    "memory": ("the interpreter's and numpy's allocations; counted in the process's size (RLIMIT_AS, the watch)",
+    "memory": ("the interpreter's and numpy's allocations; counted in the process's size (RLIMIT_AS, the watch); "
+               "mmap only private (ARGUMENTS)",
                ("brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "msync", "mincore")),
     "files": ("reading the Python installation and the child's own folder; which paths is the view's and "
               "Landlock's business, not this filter's",
@@ -87,6 +89,7 @@ ALLOWED: dict[str, tuple[str, tuple[str, ...]]] = {
 
 CLONE_NEW = 0x00000080 | 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
 CLONE_PARENT = 0x00008000
+MAP_SHARED = 0x01  # MAP_SHARED_VALIDATE (0x03) has it too
 _FCNTL = {"F_DUPFD": 0, "F_GETFD": 1, "F_SETFD": 2, "F_GETFL": 3, "F_SETFL": 4, "F_GETLK": 5, "F_SETLK": 6,
           "F_SETLKW": 7, "F_GETOWN": 9, "F_OFD_GETLK": 36, "F_OFD_SETLK": 37, "F_OFD_SETLKW": 38,
           "F_DUPFD_CLOEXEC": 1030, "F_GETPIPE_SZ": 1032}
@@ -124,6 +127,10 @@ ARGUMENTS: tuple[Rule, ...] = (
          "isatty, terminal size, bytes readable, (non)blocking, close-on-exec; not FIOSETOWN/FIOASYNC (SIGIO) "
          "nor a terminal's TIOCSTI"),
     Rule("prlimit64", 0, "eq", 0, "its own limits only: not another process of the same uid's"),
+    Rule("mmap", 3, "mask_zero", MAP_SHARED,
+         "private mappings only: a shared one's pages outlive the part still mapped (unmap all of 1 GiB of "
+         "shared anonymous memory but a page, and 1 GiB stays that no process's size shows), which only a "
+         "cgroup would count"),
 )
 
 

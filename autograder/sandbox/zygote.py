@@ -26,9 +26,9 @@ import json
 import os
 import secrets
 import select
-import shutil
 import signal
 import socket
+import stat
 import sys
 import time
 from dataclasses import dataclass
@@ -36,7 +36,7 @@ from pathlib import Path
 
 from ..crashes import Ended  # imported before confining: the checkout is out of sight after
 from . import child as child_mod
-from . import confine, syscalls
+from . import confine, folders, syscalls, usage
 from . import view as view_mod
 from .limits import Limits
 from .view import View
@@ -53,7 +53,7 @@ PRELOAD = (
 UID_BASE = 1_200_000_000  # above the ranges useradd and /etc/subuid hand out; checked at start
 UID_SLOTS = 32  # uids a zygote rotates through; one is reused only after its child is swept
 SECCOMP_LAYER = "seccomp allow-list"  # the layer's name in extra_data.isolation_layers, only when in force
-SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock")
+SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock")  # on disk or in memory
 
 
 @dataclass
@@ -93,6 +93,7 @@ class Zygote:
         self.ready: Child | None = None
         self.counter = 0
         self.private = None  # root-owned folder holding children's folders (uid and none levels)
+        self.places: usage.Places | None = None  # the folders in memory others may write (uid level)
         self.by_pid: dict[int, Child] = {}  # every child not yet finished, by pid: reap() records their status
 
     # ---------------------------------------------------------------- confining itself
@@ -126,6 +127,8 @@ class Zygote:
             self._user_namespace(sock)
         if not self.namespaces:
             self.private = _private_folder(self.root)
+        if self.level == "uid":
+            self.places = usage.Places.find()
         self.layers += self._probe_layers()
         view_mod.warm_import_caches()  # a child may not list the folders the View splits
         if "landlock" in self.layers:  # opened here, in the root the children will see
@@ -237,7 +240,9 @@ class Zygote:
             pidfd = [os.pidfd_open(c.pid)]
         except OSError:  # before Linux 5.3: the grader counts wall time
             pidfd = []
-        socket.send_fds(sock, [json.dumps({"id": c.id, "pid": c.pid, "uid": c.uid}).encode()], [*c.fds, *pidfd])
+        folder = c.workdir or self.folder  # with namespaces, its own tmpfs, inside its mount namespace
+        socket.send_fds(sock, [json.dumps({"id": c.id, "pid": c.pid, "uid": c.uid, "folder": folder}).encode()],
+                        [*c.fds, *pidfd])
         for fd in (*c.fds, *pidfd):
             os.close(fd)
 
@@ -288,11 +293,9 @@ class Zygote:
                 time.sleep(0.001)
                 self.reap()
         if c.workdir:
-            shutil.rmtree(c.workdir, ignore_errors=True)  # by descriptors: links it left are not followed
+            folders.remove_path(c.workdir)  # by descriptors, at any depth: links it left are not followed
         if self.level == "uid":
-            for folder in SHARED_WRITABLE:
-                confine.remove_owned(folder, c.uid)
-            confine.remove_ipc(c.uid)
+            reclaim(c.uid, self.places)
         self.free.append(c.slot)
 
     def finish_dying(self, fds) -> None:
@@ -312,10 +315,10 @@ class Zygote:
                 if not entry.isdigit() or int(entry) in keep:
                     continue
                 try:
-                    stat = open(f"/proc/{entry}/stat").read()
+                    line = open(f"/proc/{entry}/stat").read()
                 except OSError:
                     continue
-                if stat.rpartition(")")[2].split()[1] == me:
+                if line.rpartition(")")[2].split()[1] == me:
                     found = True
                     try:
                         os.kill(int(entry), signal.SIGKILL)
@@ -376,7 +379,7 @@ class Zygote:
         if self.cgroups:
             self.cgroups.close()
         if self.private:
-            shutil.rmtree(self.private, ignore_errors=True)
+            folders.remove_path(self.private)
 
     # ---------------------------------------------------------------- the loop
 
@@ -412,6 +415,20 @@ class Zygote:
             elif op == "kill" and msg.get("id") in self.children:
                 self.end(self.children.pop(msg["id"]))
             self.prepare()
+
+
+def reclaim(uid: int, places: usage.Places | None) -> None:
+    """Remove what ``uid`` left where others may write, once its processes are gone: in the
+    folders on disk everyone may write, going into those others may write too; in memory,
+    every folder it could reach (``places``: what the watch counted); and its SysV IPC, by
+    creator or owner."""
+    in_memory = set(places.shared) if places else set()
+    for folder in SHARED_WRITABLE:
+        if folder not in in_memory:
+            folders.remove_owned(folder, uid, lambda st: bool(st.st_mode & stat.S_IWOTH))
+    for folder in sorted(in_memory):
+        folders.remove_owned(folder, uid, lambda st: bool(st.st_mode & stat.S_IXOTH))
+    confine.remove_ipc(uid)
 
 
 def _uid_base(pid: int) -> int:
