@@ -1,14 +1,16 @@
 """An exercise, declared once: its function's name, its problem set, and its checks'
-titles, points and visibility, readable without drawing anyone's inputs.
+titles, points and visibility, read off a build with a fixed seed (no student's inputs).
 
 Each module in a course's exercises/ declares one ``Exercise``; its ``build`` draws one
-student's inputs and binds each declared ``Spec`` to the calls it makes and the judge that
-reads their outcomes. Everything else (the assignments' lists, the notebooks' points, the
-reports' columns, the packaging test) is derived from these declarations.
+student's inputs and binds each check (a ``Spec``: title, points, visibility, declared once,
+where it is bound) to the calls it makes and the judge that reads their outcomes. Everything
+else (the assignments' lists, the notebooks' points, the reports' columns, the packaging
+test) is derived from these declarations.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
@@ -32,16 +34,20 @@ class MapWords:
 class Exercise:
     name: str  # the function a student writes
     assignment: str  # the problem set it belongs to
-    specs: tuple[Spec, ...]  # its checks, in the order they are reported
     build: Callable[[np.random.Generator], list[Bound]] = field(repr=False, compare=False)
     # Numbers an explanation of a mistake can quote, read off a call's inputs ({"d_k": 16}).
     numbers: Callable[[Call], dict] = field(default=no_numbers, repr=False, compare=False)
     map_words: MapWords = field(default=MapWords(), compare=False)
 
-    def __post_init__(self):
-        titles = [s.title for s in self.specs]
+    @cached_property
+    def specs(self) -> tuple[Spec, ...]:
+        """Its checks, in the order they are reported: the ones ``build`` binds, each declared
+        once, where it is bound (read off a build with a fixed seed: no student's inputs)."""
+        specs = tuple(b.spec for b in self.build(np.random.default_rng(0)))
+        titles = [s.title for s in specs]
         if len(set(titles)) != len(titles):
             raise ValueError(f"{self.name}: two checks share a title")
+        return specs
 
     @property
     def points(self) -> float:
@@ -49,9 +55,10 @@ class Exercise:
         return int(total) if float(total).is_integer() else total
 
     def checks(self, rng: np.random.Generator) -> list[Check]:
-        """The checks with this student's inputs. The build must bind every declared spec
-        once, in order: a check drawn but not declared could not be counted anywhere else."""
+        """The checks with this student's inputs. Every build binds the same checks, in the
+        same order, whatever the inputs: a check drawn for one student and not another could
+        not be counted anywhere else."""
         bound = self.build(rng)
         if [b.spec for b in bound] != list(self.specs):
-            raise ValueError(f"{self.name}: the checks built are not the checks declared")
+            raise ValueError(f"{self.name}: this build's checks are not the exercise's checks")
         return [Check(self.name, b.spec, b.calls, b.judge) for b in bound]

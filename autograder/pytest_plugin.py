@@ -31,17 +31,20 @@ from .names import positive_seconds as _positive
 # pytest-timeout owns --timeout where it is installed; --autograder-timeout always works.
 _TIMEOUT_NAMES = ("--autograder-timeout",) + (() if importlib.util.find_spec("pytest_timeout") else ("--timeout",))
 _OURS = ("submission", "assignment", "student", "autograder_timeout", "autograder_visible", "autograder_hide",
-         "autograder_origin", "autograder_unreadable")
+         "autograder_origin", "autograder_unreadable", "autograder_course")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("autograder", "grading a submission with the attention autograder")
+    group = parser.getgroup("autograder", "grading a submission with the autograder")
     group.addoption("--submission", metavar="FILE", help="grade this notebook or .py file: one test per check")
     group.addoption("--assignment", metavar="NAME", help="the problem set it answers (one of the course's)")
     group.addoption("--student", metavar="NAME", type=_name,
                     help="draw the inputs grade-batch draws for NAME (default: the file's stem)")
     group.addoption(*_TIMEOUT_NAMES, dest="autograder_timeout", metavar="S", type=_positive, default=None,
                     help="seconds per exercise, as for `autograder grade` (default 10)")
+    group.addoption("--autograder-course", dest="autograder_course", metavar="DIR",
+                    help="the course folder to grade for (default: $AUTOGRADER_COURSE, else the installed course; "
+                         "never one found where pytest started)")
     group.addoption("--visible", dest="autograder_visible", action="store_true",
                     help="the notebook's visible checks only, judged without the hidden reference")
     # Set by `autograder pytest` (pytest_face.py), which grades a private copy: the original's
@@ -75,6 +78,8 @@ def pytest_configure(config: pytest.Config) -> None:
     from .names import one_line
 
     try:
+        if config.getoption("autograder_course"):
+            course.use(Path(config.getoption("autograder_course")))
         # Never the course a course.toml where pytest started names: it may be the student's.
         course.current(from_cwd=False)
     except course.CourseError as e:

@@ -33,21 +33,22 @@ SCALE_SCORES = {
         from autograder.exercise import Exercise
 
         F = "scale_scores"
-        BY_HAND = Spec("four scores of width 16, by hand", 1, visible=True)
-        MATCHES = Spec("matches the reference", 2)
 
 
         def checks(rng):
             c_hand = Call(F, (np.array([[4.0, 8.0], [-4.0, 0.0]]), 16))
             c_rand = Call(F, (rng.standard_normal((3, 4, 5)), 64))
-            return [BY_HAND.bind((c_hand,), matches_worked(c_hand)), MATCHES.bind((c_rand,), matches_reference(c_rand))]
+            return [
+                Spec("four scores of width 16, by hand", 1, visible=True).bind((c_hand,), matches_worked(c_hand)),
+                Spec("matches the reference", 2).bind((c_rand,), matches_reference(c_rand)),
+            ]
 
 
         def numbers(call):
             return {"d_k": call.args[1]}
 
 
-        EXERCISE = Exercise(F, "ps1", build=checks, numbers=numbers, specs=(BY_HAND, MATCHES))
+        EXERCISE = Exercise(F, "ps1", build=checks, numbers=numbers)
     ''',
 }
 SCALE_SCORES_APPENDED = {
@@ -84,17 +85,18 @@ MEAN_POOL = {
         from autograder.exercise import Exercise
 
         F = "mean_pool"
-        BY_HAND = Spec("four tokens of width 3, by hand", 1, visible=True)
-        MATCHES = Spec("matches the reference", 2)
 
 
         def checks(rng):
             c_hand = Call(F, (np.arange(12.0).reshape(4, 3),))
             c_rand = Call(F, (rng.standard_normal((7, 5)),))
-            return [BY_HAND.bind((c_hand,), matches_worked(c_hand)), MATCHES.bind((c_rand,), matches_reference(c_rand))]
+            return [
+                Spec("four tokens of width 3, by hand", 1, visible=True).bind((c_hand,), matches_worked(c_hand)),
+                Spec("matches the reference", 2).bind((c_rand,), matches_reference(c_rand)),
+            ]
 
 
-        EXERCISE = Exercise(F, "ps5", build=checks, specs=(BY_HAND, MATCHES))
+        EXERCISE = Exercise(F, "ps5", build=checks)
     ''',
     "solutions/ps5.py": '''
         """ps5: pooling a sequence."""

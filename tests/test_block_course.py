@@ -125,3 +125,11 @@ def test_a_folder_that_is_not_a_course_is_one_line(tmp_path):
     done = autograder("grade", tmp_path / "x.py", "--assignment", "block1", "--course", tmp_path, cwd=tmp_path)
     assert done.returncode == 2
     assert "not a course folder" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_the_pytest_face_grades_for_the_course_it_is_given(copy, tmp_path):
+    """`autograder pytest --course DIR`: the fresh pytest it starts grades for that course."""
+    (tmp_path / "right.py").write_text((copy / "solutions" / "block1.py").read_text())
+    done = autograder("pytest", "right.py", "--assignment", "block1", "--course", copy, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert done.stdout.rstrip().splitlines()[-1] == f"{FULL}/{FULL} points"

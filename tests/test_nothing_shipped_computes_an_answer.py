@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from autograder.assignments import ASSIGNMENTS
+
 ROOT = Path(__file__).resolve().parent.parent
 ANSWER_NAMES = {"softmax", "log_softmax", "causal_mask", "scaled_dot_product_attention", "multi_head_attention",
                 "fused_self_attention", "raw_self_attention", "wired_attention", "attention_with_biases",
@@ -140,7 +142,7 @@ def _released_code(assignment: str) -> str:
     return "\n\n".join(cells)
 
 
-@pytest.mark.parametrize("assignment", ["ps1", "ps2", "ps3", "ps4"])
+@pytest.mark.parametrize("assignment", list(ASSIGNMENTS))
 def test_a_released_notebook_computes_no_answer(assignment):
     code = _released_code(assignment)
     # A check cell names its exercise as a string and passes the student's own function:
@@ -151,9 +153,9 @@ def test_a_released_notebook_computes_no_answer(assignment):
     assert own == []
 
 
-def test_no_template_gives_an_earlier_answer_whole():
-    for assignment in ("ps1", "ps2", "ps3", "ps4"):
-        assert "[solution-given]" not in (ROOT / "templates" / f"{assignment}.py").read_text(), assignment
+@pytest.mark.parametrize("assignment", list(ASSIGNMENTS))
+def test_no_template_gives_an_earlier_answer_whole(assignment):
+    assert "[solution-given]" not in (ROOT / "templates" / f"{assignment}.py").read_text()
 
 
 # ---------------------------------------------------------------- the detector finds them

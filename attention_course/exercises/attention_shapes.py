@@ -54,13 +54,6 @@ def _matches(sizes, example=None):
     return judge
 
 
-BATCH_SHAPES_EXAMPLE = Spec("the batch-shapes example", 1, visible=True)
-CROSS_ATTENTION_EXAMPLE = Spec("a cross-attention example: 3 queries, 5 keys", 1, visible=True)
-CROSS_ATTENTION_SIZES = Spec("cross-attention sizes", 2)
-ACCEPTS_NUMPY_INTEGERS = Spec("accepts numpy integers", 1)
-REJECTS_SIZES_POSITIVE = Spec("rejects sizes that are not positive integers", 1)
-
-
 def _matches_worked(call):
     """The shapes of a public example, known from the worked examples' table."""
     def judge(outcomes, ref):
@@ -81,19 +74,18 @@ def checks(rng):
     why = ["when B is 0", "when T_q is negative", "when d_k is 2.5", "when B is True (a bool is not a size)",
            "when T_k is the string '3'"]
     return [
-        BATCH_SHAPES_EXAMPLE.bind((c_vis,), _matches_worked(c_vis)),
-        CROSS_ATTENTION_EXAMPLE.bind((c_cross,), _matches_worked(c_cross)),
-        CROSS_ATTENTION_SIZES.bind((c_rand,), _matches(sizes)),
-        ACCEPTS_NUMPY_INTEGERS.bind((c_np,), _matches(sizes)),
+        Spec("the batch-shapes example", 1, visible=True).bind((c_vis,), _matches_worked(c_vis)),
+        Spec("a cross-attention example: 3 queries, 5 keys", 1, visible=True).bind(
+            (c_cross,), _matches_worked(c_cross)),
+        Spec("cross-attention sizes", 2).bind((c_rand,), _matches(sizes)),
+        Spec("accepts numpy integers", 1).bind((c_np,), _matches(sizes)),
         # Raising ValueError for everything rejects bad sizes too: the check counts only
         # with the shapes right for good sizes.
-        REJECTS_SIZES_POSITIVE.bind(c_bad + (c_rand,), provided(
+        Spec("rejects sizes that are not positive integers", 1).bind(c_bad + (c_rand,), provided(
             each(*[lambda o, ref, w=w: (raised(o[0], F, "ValueError", w), Verdict(True, "ValueError raised."))[1]
                    for w in why]), _matches(sizes),
             "this check counts once the shapes for good sizes are right too, and they are not:")),
     ]
 
 
-EXERCISE = Exercise(F, "ps2", build=checks, specs=(
-    BATCH_SHAPES_EXAMPLE, CROSS_ATTENTION_EXAMPLE, CROSS_ATTENTION_SIZES, ACCEPTS_NUMPY_INTEGERS,
-    REJECTS_SIZES_POSITIVE))
+EXERCISE = Exercise(F, "ps2", build=checks)

@@ -42,28 +42,22 @@ def _float(outcomes, ref):
     return Verdict(True, "the mask is a float array.")
 
 
-T_3 = Spec("T = 3", 1, visible=True)
-FLOAT_ARRAY = Spec("is a float array", 1, visible=True)
-LONGER_T_MATCHES = Spec("a longer T matches the reference", 1)
-T_1_SINGLE = Spec("T = 1 is a single 0", 1)
-
-
 def checks(rng):
     T = int(rng.integers(5, 12))
     c3, c1, cT = Call(F, (3,)), Call(F, (1,)), Call(F, (T,))
     return [
-        T_3.bind((c3,), _t3),
-        FLOAT_ARRAY.bind((c3,), _float),
-        LONGER_T_MATCHES.bind((cT,), matches_reference(cT, what="mask", heatmap=_allowed)),
+        Spec("T = 3", 1, visible=True).bind((c3,), _t3),
+        Spec("is a float array", 1, visible=True).bind((c3,), _float),
+        Spec("a longer T matches the reference", 1).bind((cT,), matches_reference(cT, what="mask", heatmap=_allowed)),
         # For T = 1 zeros are right: the check counts only with a longer mask right too.
-        T_1_SINGLE.bind((c1, cT), provided(matches_reference(c1, what="mask"), matches_reference(cT, what="mask"),
-                       f"causal_mask(1) is a single 0 for a mask of zeros as well; this check counts once "
-                       f"causal_mask({T}) is right too, and it is not:")),
+        Spec("T = 1 is a single 0", 1).bind(
+            (c1, cT), provided(matches_reference(c1, what="mask"), matches_reference(cT, what="mask"),
+                f"causal_mask(1) is a single 0 for a mask of zeros as well; this check counts once "
+                f"causal_mask({T}) is right too, and it is not:")),
     ]
 
 
 # A mask is not attention weights: its maps say what 0 and 1 mean.
 MASK_MAPS = MapWords(scale=("0 hidden", "1 may attend"), what="mask (1: may attend)")
 
-EXERCISE = Exercise(F, "ps2", build=checks, map_words=MASK_MAPS, specs=(
-    T_3, FLOAT_ARRAY, LONGER_T_MATCHES, T_1_SINGLE))
+EXERCISE = Exercise(F, "ps2", build=checks, map_words=MASK_MAPS)

@@ -144,24 +144,20 @@ def _by_running(n_vocab, T, sequences):
     return judge
 
 
-WORKED_SEQUENCE = Spec("the notebook's repeated sequence", 1, visible=True)
-RANDOM_SEQUENCES = Spec("random repeated sequences", 2)
-SMALLEST = Spec("the smallest case (T = 6, n_vocab = 4)", 1)
-LONGEST = Spec("a long sequence (T = 64)", 1)
-
-
 def checks(rng):
     c_vis = Call(F, (INDUCTION_VOCAB, len(INDUCTION_TOKENS)))
     T = 2 * int(rng.integers(4, 12))
     n_vocab = int(rng.integers(T // 2 + 1, T + 8))
     c_rand, c_small, c_long = Call(F, (n_vocab, T)), Call(F, (4, 6)), Call(F, (40, 64))
     return [
-        WORKED_SEQUENCE.bind((c_vis,), _by_margins(INDUCTION_VOCAB, INDUCTION_TOKENS)),
-        RANDOM_SEQUENCES.bind((c_rand,), _by_running(n_vocab, T, [repeated_sequence(rng, n_vocab, T)
+        Spec("the notebook's repeated sequence", 1, visible=True).bind(
+            (c_vis,), _by_margins(INDUCTION_VOCAB, INDUCTION_TOKENS)),
+        Spec("random repeated sequences", 2).bind((c_rand,), _by_running(n_vocab, T, [repeated_sequence(rng, n_vocab, T)
                                                                    for _ in range(3)])),
-        SMALLEST.bind((c_small,), _by_running(4, 6, [repeated_sequence(rng, 4, 6) for _ in range(2)])),
-        LONGEST.bind((c_long,), _by_running(40, 64, [repeated_sequence(rng, 40, 64)])),
+        Spec("the smallest case (T = 6, n_vocab = 4)", 1).bind(
+            (c_small,), _by_running(4, 6, [repeated_sequence(rng, 4, 6) for _ in range(2)])),
+        Spec("a long sequence (T = 64)", 1).bind((c_long,), _by_running(40, 64, [repeated_sequence(rng, 40, 64)])),
     ]
 
 
-EXERCISE = Exercise(F, "ps4", build=checks, specs=(WORKED_SEQUENCE, RANDOM_SEQUENCES, SMALLEST, LONGEST))
+EXERCISE = Exercise(F, "ps4", build=checks)

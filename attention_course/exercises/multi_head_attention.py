@@ -1,7 +1,7 @@
 """multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, causal=False) -> (out, per_head)."""
 import numpy as np
 
-from autograder.checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, expect_close, first_of,
+from autograder.checks import (Call, Fail, Spec, Verdict, as_array, expect_close, first_of,
                                leaves_inputs_unchanged, matches_reference, matches_worked, parts, returned)
 from autograder.exercise import Exercise
 
@@ -65,14 +65,6 @@ def _sum_of_heads(call, expected):
     return judge
 
 
-HEADS_PARTS_ADD = Spec("the heads' parts add up to out", 1, visible=True)
-WORKED_EXAMPLE = Spec("a worked causal example: 2 heads of width 4 in d_model = 8", 1, visible=True)
-MATCHES_REFERENCE = Spec("matches the reference", 2)
-CAUSAL = Spec("causal", 2)
-EACH_HEADS_OWN = Spec("each head's own contribution", 1)
-FLOAT32_INPUT = Spec("float32 input", 1)
-
-
 def checks(rng):
     vis, vis_per_head = _sharp_inputs()
     c_vis = Call(F, vis)
@@ -85,12 +77,13 @@ def checks(rng):
     c_32 = Call(F, _inputs(rng, (5,), 8, 4, 2, np.float32), {"causal": True})
     out, per_head = first_of(0), first_of(1)
     return [
-        HEADS_PARTS_ADD.bind((c_vis,), _sum_of_heads(c_vis, vis_per_head)),
-        WORKED_EXAMPLE.bind((c_worked,), matches_worked(c_worked, out, "out")),
-        MATCHES_REFERENCE.bind((c_ref,), matches_reference(c_ref, out, "out")),
-        CAUSAL.bind((c_causal,), matches_reference(c_causal, out, "out")),
-        EACH_HEADS_OWN.bind((c_ref,), matches_reference(c_ref, per_head, "per_head")),
-        FLOAT32_INPUT.bind((c_32,), matches_reference(c_32, out, "out")),
+        Spec("the heads' parts add up to out", 1, visible=True).bind((c_vis,), _sum_of_heads(c_vis, vis_per_head)),
+        Spec("a worked causal example: 2 heads of width 4 in d_model = 8", 1, visible=True).bind(
+            (c_worked,), matches_worked(c_worked, out, "out")),
+        Spec("matches the reference", 2).bind((c_ref,), matches_reference(c_ref, out, "out")),
+        Spec("causal", 2).bind((c_causal,), matches_reference(c_causal, out, "out")),
+        Spec("each head's own contribution", 1).bind((c_ref,), matches_reference(c_ref, per_head, "per_head")),
+        Spec("float32 input", 1).bind((c_32,), matches_reference(c_32, out, "out")),
         leaves_inputs_unchanged(c_ref),
     ]
 
@@ -100,5 +93,4 @@ def _d_head(call):
     return {"d_k": call.args[1].shape[-1] // int(call.args[5]), "d_model": call.args[0].shape[-1]}
 
 
-EXERCISE = Exercise(F, "ps3", build=checks, numbers=_d_head, specs=(
-    HEADS_PARTS_ADD, WORKED_EXAMPLE, MATCHES_REFERENCE, CAUSAL, EACH_HEADS_OWN, FLOAT32_INPUT, UNCHANGED))
+EXERCISE = Exercise(F, "ps3", build=checks, numbers=_d_head)

@@ -132,12 +132,6 @@ def _by_running(n_vocab, T, sequences):
     return judge
 
 
-N_VOCAB_4 = Spec("n_vocab = 4, T = 6", 1, visible=True)
-RANDOM_SEQUENCES = Spec("random sequences", 2)
-LONG_SEQUENCE_T = Spec("a long sequence (T = 64)", 1)
-SINGLE_POSITION_T = Spec("a single position (T = 1)", 1)
-
-
 def checks(rng):
     n_vis, vis_tokens = PREVIOUS_TOKEN_VOCAB, np.array(PREVIOUS_TOKENS)
     T_vis = len(vis_tokens)
@@ -145,17 +139,17 @@ def checks(rng):
     n_vocab, T = int(rng.integers(3, 12)), int(rng.integers(8, 20))
     c_rand, c_long, c_one = Call(F, (n_vocab, T)), Call(F, (5, 64)), Call(F, (3, 1))
     return [
-        N_VOCAB_4.bind((c_vis,), _by_margins(n_vis, T_vis, tuple(PREVIOUS_TOKENS))),
-        RANDOM_SEQUENCES.bind((c_rand,), _by_running(n_vocab, T, [rng.integers(0, n_vocab, T) for _ in range(3)])),
-        LONG_SEQUENCE_T.bind((c_long,), _by_running(5, 64, [rng.integers(0, 5, 64)])),
+        Spec("n_vocab = 4, T = 6", 1, visible=True).bind((c_vis,), _by_margins(n_vis, T_vis, tuple(PREVIOUS_TOKENS))),
+        Spec("random sequences", 2).bind(
+            (c_rand,), _by_running(n_vocab, T, [rng.integers(0, n_vocab, T) for _ in range(3)])),
+        Spec("a long sequence (T = 64)", 1).bind((c_long,), _by_running(5, 64, [rng.integers(0, 5, 64)])),
         # With one position nothing is graded but shapes: the check counts only with the head
         # right on a longer sequence too.
-        SINGLE_POSITION_T.bind((c_one, c_vis), provided(
+        Spec("a single position (T = 1)", 1).bind((c_one, c_vis), provided(
             _by_running(3, 1, [np.array([2])]), _by_running(n_vis, T_vis, [vis_tokens]),
             f"at T = 1 only the shapes can be checked; this check counts once the head is right "
             f"for T = {T_vis} too, and it is not:")),
     ]
 
 
-EXERCISE = Exercise(F, "ps3", build=checks, specs=(
-    N_VOCAB_4, RANDOM_SEQUENCES, LONG_SEQUENCE_T, SINGLE_POSITION_T))
+EXERCISE = Exercise(F, "ps3", build=checks)

@@ -1,7 +1,7 @@
 """raw_self_attention(X): queries, keys and values are all X; unscaled scores."""
 import numpy as np
 
-from autograder.checks import (Call, Fail, Spec, UNCHANGED, Verdict, as_array, expect_close, first_of,
+from autograder.checks import (Call, Fail, Spec, Verdict, as_array, expect_close, first_of,
                                leaves_inputs_unchanged, matches_reference, matches_worked, parts, provided, returned)
 from autograder.exercise import Exercise
 from ..worked_inputs import RIVER_BANK
@@ -25,15 +25,6 @@ def _river_bank(call):
     return judge
 
 
-RIVER_BANK_EXAMPLE = Spec("the river-bank example", 2, visible=True)
-LOUD_RIVER_BANK = Spec("the river bank with a loud shared feature stays finite", 1, visible=True)
-WEIGHTS_MATCH_REFERENCE = Spec("weights match the reference", 2)
-OUTPUT_MATCHES_REFERENCE = Spec("output matches the reference", 1)
-FLOAT32_INPUT = Spec("float32 input", 1)
-SINGLE_TOKEN = Spec("a single token", 1)
-LARGE_EMBEDDINGS_STAY = Spec("large embeddings stay finite", 1)
-
-
 def checks(rng):
     c_bank = Call(F, (RIVER_BANK,))
     # A feature of 30 that every token shares adds 900 to every score: the weights are the
@@ -46,20 +37,22 @@ def checks(rng):
     c_big = Call(F, (rng.standard_normal((4, 6)) * 40,))
     weights = first_of(1)
     return [
-        RIVER_BANK_EXAMPLE.bind((c_bank,), _river_bank(c_bank)),
-        LOUD_RIVER_BANK.bind((c_loud, c_bank), matches_worked(c_loud, first_of(1), "weights", loud=True)),
-        WEIGHTS_MATCH_REFERENCE.bind((c_x,), matches_reference(c_x, weights, "weights", heatmap=lambda w: w)),
-        OUTPUT_MATCHES_REFERENCE.bind((c_x,), matches_reference(c_x, first_of(0), "out")),
-        FLOAT32_INPUT.bind((c_32,), matches_reference(c_32, first_of(0), "out")),
+        Spec("the river-bank example", 2, visible=True).bind((c_bank,), _river_bank(c_bank)),
+        Spec("the river bank with a loud shared feature stays finite", 1, visible=True).bind(
+            (c_loud, c_bank), matches_worked(c_loud, first_of(1), "weights", loud=True)),
+        Spec("weights match the reference", 2).bind(
+            (c_x,), matches_reference(c_x, weights, "weights", heatmap=lambda w: w)),
+        Spec("output matches the reference", 1).bind((c_x,), matches_reference(c_x, first_of(0), "out")),
+        Spec("float32 input", 1).bind((c_32,), matches_reference(c_32, first_of(0), "out")),
         # One token can only attend to itself, so returning X is right there: the check counts
         # only with the output right on several tokens too.
-        SINGLE_TOKEN.bind((c_one, c_x), provided(
+        Spec("a single token", 1).bind((c_one, c_x), provided(
             matches_reference(c_one, first_of(0), "out"), matches_reference(c_x, first_of(0), "out"),
             "a single token's output is X itself; this check counts once the output on several "
             "tokens is right too, and it is not:")),
         # Large embeddings make each token attend to itself almost entirely, so weights = I is
         # right there: the check counts only with the weights right on ordinary inputs too.
-        LARGE_EMBEDDINGS_STAY.bind((c_big, c_x), provided(
+        Spec("large embeddings stay finite", 1).bind((c_big, c_x), provided(
             matches_reference(c_big, weights, "weights"), matches_reference(c_x, weights, "weights"),
             "large embeddings make the weights almost the identity; this check counts once the "
             "weights on ordinary embeddings are right too, and they are not:")),
@@ -67,6 +60,4 @@ def checks(rng):
     ]
 
 
-EXERCISE = Exercise(F, "ps1", build=checks, specs=(
-    RIVER_BANK_EXAMPLE, LOUD_RIVER_BANK, WEIGHTS_MATCH_REFERENCE, OUTPUT_MATCHES_REFERENCE, FLOAT32_INPUT, SINGLE_TOKEN,
-    LARGE_EMBEDDINGS_STAY, UNCHANGED))
+EXERCISE = Exercise(F, "ps1", build=checks)

@@ -97,14 +97,6 @@ def _top(d, scaled):
     return judge
 
 
-STD_AT_16 = Spec("std of scores at d = 16 is about 4", 1, visible=True)
-TOP_AT_16 = Spec("top weights at d = 16", 1, visible=True)
-STD_GROWS = Spec("std of scores grows like sqrt(d)", 1)
-UNSCALED_PEAKIER = Spec("unscaled softmax gets peakier with d", 1)
-SCALED_SAME = Spec("scaled softmax stays the same with d", 2)
-NOT_IN_TABLE = Spec("a width and key count not in the table", 1)
-
-
 def checks(rng):
     seeds = rng.integers(0, 2**31, size=4)
     # The student's code draws n_rows x (n_keys + 1) x d numbers per call: ROWS rows, and
@@ -120,18 +112,20 @@ def checks(rng):
     c_other = Call(F, (int(rng.choice([24, 32, 48])), -(-SCORES // n_keys), n_keys, Rng(int(seeds[3]))))
     once_more = "(it depends on d), and it is not:"
     return [
-        STD_AT_16.bind((c_visible, c_visible_4), provided(
+        Spec("std of scores at d = 16 is about 4", 1, visible=True).bind((c_visible, c_visible_4), provided(
             _std(16), _std(4), "this check counts once the std is right at another width too " + once_more)),
-        TOP_AT_16.bind((c_visible, c_visible_4), provided(
+        Spec("top weights at d = 16", 1, visible=True).bind((c_visible, c_visible_4), provided(
             all_of(_top(16, False), _top(16, True)), _top(4, False),
             "this check counts once the top weight is right at another width too " + once_more)),
-        STD_GROWS.bind((calls[4], calls[64]), each(_std(4), _std(64))),
-        UNSCALED_PEAKIER.bind((calls[4], calls[64]), each(_top(4, False), _top(64, False))),
+        Spec("std of scores grows like sqrt(d)", 1).bind((calls[4], calls[64]), each(_std(4), _std(64))),
+        Spec("unscaled softmax gets peakier with d", 1).bind(
+            (calls[4], calls[64]), each(_top(4, False), _top(64, False))),
         # Staying the same is what a constant does: it counts only beside the unscaled
         # weights of the same draws, which do change with d.
-        SCALED_SAME.bind((calls[4], calls[64]), each(all_of(_top(4, True), _top(4, False)),
-                                                      all_of(_top(64, True), _top(64, False)))),
-        NOT_IN_TABLE.bind((c_other,), _like_reference(c_other)),
+        Spec("scaled softmax stays the same with d", 2).bind(
+            (calls[4], calls[64]), each(all_of(_top(4, True), _top(4, False)),
+                all_of(_top(64, True), _top(64, False)))),
+        Spec("a width and key count not in the table", 1).bind((c_other,), _like_reference(c_other)),
     ]
 
 
@@ -165,6 +159,4 @@ def _like_reference(call):
     return judge
 
 
-EXERCISE = Exercise(F, "ps1", build=checks, specs=(
-    STD_AT_16, TOP_AT_16, STD_GROWS, UNSCALED_PEAKIER, SCALED_SAME,
-    NOT_IN_TABLE))
+EXERCISE = Exercise(F, "ps1", build=checks)
