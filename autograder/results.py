@@ -276,7 +276,8 @@ def _finding_doc(f: Finding) -> dict:
     if c is not None:
         doc["comparison"] = {
             "what": c.what, "got_shape": list(c.got_shape), "expected_shape": list(c.expected_shape),
-            "differ": c.differ, "size": c.size, "nan": c.nan, "inf": c.inf, "largest": c.largest,
+            "differ": c.differ, "size": c.size, "nan": c.nan, "inf": c.inf,
+            "largest": None if c.largest is None else _number(c.largest),
             "at": list(c.at), "got": [[_number(v) for v in r] for r in c.got],
             "expected": [[_number(v) for v in r] for r in c.expected],
             "more_rows": c.more_rows, "more_columns": c.more_columns}

@@ -138,14 +138,16 @@ def test_a_reference_mismatch_names_the_mistake_with_its_numbers_and_the_arrays(
 
 # ---------------------------------------------------------------- the results file
 
-def test_a_finding_survives_the_results_file_with_nan_and_infinities():
+@pytest.mark.parametrize("expected", [np.eye(2), np.array([[0.0, 0.0], [0.0, -np.inf]])], ids=["finite", "a mask"])
+def test_a_finding_survives_the_results_file_with_nan_and_infinities(expected):
     got = np.array([[np.nan, np.inf], [-np.inf, 0.5]])
-    comparison = compare(got, np.eye(2), "softmax's output", 1e-6, 1e-6)
+    comparison = compare(got, expected, "softmax's output", 1e-6, 1e-6)
     test = to_test_result("softmax", Spec("a", 1), failed("its rows do not sum to 1", comparison=comparison).verdict)
     back = from_json(Results(0, 1, 0.1, ["a problem"], [test], printed="hi\n").to_json()).tests[0]
     c = back.finding.comparison
     assert back.kind is Kind.WRONG and back.finding.detail == "its rows do not sum to 1"
     assert math.isnan(c.got[0][0]) and c.got[0][1] == math.inf and c.got[1][0] == -math.inf
+    assert c.largest == (math.inf if np.isinf(expected).any() else 0.5)  # 0.5 against -inf, or against 1
     assert dataclasses.replace(c, got=()) == dataclasses.replace(comparison, got=())  # nan is no number to compare
     assert c.text() == comparison.text() and back.output == test.output
 
