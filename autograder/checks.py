@@ -6,6 +6,10 @@ back into a ``Verdict``. Judges run in the grader's process on typed outcomes
 dicts), whose values are wire.py's plain data. A visible
 check's judge gets ``ref=None`` and must manage without the reference: the same check
 runs in a student's notebook (selfcheck.py), where no reference exists.
+
+The judges here give their verdicts in parts (``results.Finding``: how the check ended, the
+mistake's explanation, the other words, the arrays compared), so the reports render each
+part without reading it back out of the message.
 """
 from __future__ import annotations
 
@@ -14,14 +18,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import misconceptions
+from . import misconceptions, results
 from .closeness import TOLERANCE, is_close, tolerance  # noqa: F401  (judges and exercises use them)
 from .errors import GraderError
+from .results import SHOWN, Comparison, Finding, Kind
 from .spec import Bound, Call, Check, Fail, Spec, Verdict, test_name  # noqa: F401  (what exercises import)
 from .sandbox.frames import NOT_A_RESULT, CallOutcome, Ending
 from .wire import Opaque
-
-SHOWN = 4  # rows and columns of an array a student reads in feedback
 
 
 def run_judge(check: Check, outcomes: list[CallOutcome], ref) -> Verdict:
@@ -32,17 +35,37 @@ def run_judge(check: Check, outcomes: list[CallOutcome], ref) -> Verdict:
     ``outcomes`` must be CallOutcomes (frames.py parsed them): anything else is the grader's bug."""
     if not all(isinstance(o, CallOutcome) for o in outcomes):
         raise GraderError(f"the judge of check {check.name!r} was handed outcomes that were never parsed")
+    said: list = []
     try:
-        with np.errstate(all="ignore"):  # a student's huge or inf values overflow; the judge fails them itself
+        # A student's huge or inf values overflow; the judge fails them itself.
+        with np.errstate(all="ignore"), misconceptions.listening() as said:
             verdict = check.judge(outcomes, ref)
     except Fail as f:
-        return named_from_table(check, outcomes, f.verdict) if check.visible else f.verdict
+        verdict = in_parts(f.verdict, said)
+        return named_from_table(check, outcomes, verdict) if check.visible else verdict
     except Exception as e:
         raise GraderError(f"the judge of check {check.name!r} failed: {type(e).__name__}: "
                           f"{' '.join(str(e).split())[:300]}") from e
     if not isinstance(verdict, Verdict) or not isinstance(verdict.passed, bool):
         # Only an explicit Verdict(True) passes; anything else a judge returns is a judge bug.
         raise GraderError(f"the judge of check {check.name!r} returned {verdict!r} instead of a Verdict")
+    return in_parts(verdict, said)
+
+
+def in_parts(verdict: Verdict, said: list) -> Verdict:
+    """A failing verdict whose judge wrote its own message (no Finding) and named a mistake
+    whose explanation it gave while it ran (``said``, as misconceptions.listening recorded it):
+    that explanation kept apart from the message's other words. The explanation is the
+    engine's own text, taken whole; a judge that gave none, or reworded it, keeps its message
+    whole."""
+    if verdict.passed or verdict.finding is not None or not verdict.misconception:
+        return verdict
+    for s in said:
+        start = verdict.message.find(s.text) if s.mistake == verdict.misconception and s.text else -1
+        if start >= 0:
+            around = (verdict.message[:start], verdict.message[start + len(s.text):])
+            rest = "\n".join(x.strip("\n") for x in around if x.strip("\n"))
+            return replace(verdict, finding=Finding(Kind.WRONG, s.text, rest, s.numbers))
     return verdict
 
 
@@ -57,9 +80,34 @@ def named_from_table(check: Check, outcomes: list[CallOutcome], verdict: Verdict
     for call, outcome in zip(check.calls, outcomes, strict=False):  # a short list is the judge's to fail
         found = outcome.ending is Ending.RETURNED and worked_examples.name(call, outcome.value)
         if found:
-            text = misconceptions.explain(found, func=call.func, **misconceptions.context(call))
-            return Verdict(False, f"{text}\n{verdict.message}", found, verdict.heatmap)
+            numbers = misconceptions.context(call)
+            text = misconceptions.explain(found, func=call.func, **numbers)
+            inner = verdict.finding
+            if inner is None or inner.detail is None:
+                finding = Finding(Kind.WRONG, text, verdict.message, numbers)
+            else:
+                finding = Finding(Kind.WRONG, text, inner.detail, numbers, inner.comparison)
+            return Verdict(False, f"{text}\n{verdict.message}", found, verdict.heatmap, finding)
     return verdict
+
+
+def failed(detail: str = "", mistake: str | None = None, *, func: str = "", numbers: dict | None = None,
+           comparison: Comparison | None = None, heatmap=None) -> Fail:
+    """A failed check, in parts: the explanation of ``mistake`` (for ``func``, quoting
+    ``numbers``) when one is named, then ``detail``, then ``comparison``."""
+    numbers = dict(numbers or {})
+    explanation = misconceptions.explain(mistake, func=func, **numbers) if mistake else ""
+    return Fail.of(Finding(Kind.WRONG, explanation, detail, numbers if explanation else {}, comparison),
+                   mistake, heatmap)
+
+
+def led(words: str, verdict: Verdict) -> Fail:
+    """``verdict``'s failure with ``words`` before its own (after its explanation, if any)."""
+    f = verdict.finding
+    if f is None or f.detail is None:
+        return Fail(f"{words}\n{verdict.message}", verdict.misconception, verdict.heatmap, f)
+    return Fail.of(replace(f, detail="\n".join(x for x in (words, f.detail) if x)), verdict.misconception,
+                   verdict.heatmap)
 
 
 # ---------------------------------------------------------------- reading outcomes
@@ -69,16 +117,17 @@ def returned(outcome: CallOutcome, func: str):
     what came back for it was not a result at all)."""
     if outcome.ending is Ending.MALFORMED:
         raise Fail(f"{func} {NOT_A_RESULT} ({outcome.message}): it wrote to the grader's channel, "
-                   "which only the grader's own code may.", "crashed")
+                   "which only the grader's own code may.", "crashed", finding=Finding(Kind.MALFORMED))
     if outcome.ending is Ending.RAISED:
         if outcome.undefined:
             raise Fail(f"{func} is not defined in your submission: keep the function's name and "
-                       "signature exactly as given.")
+                       "signature exactly as given.", finding=Finding(Kind.UNDEFINED))
         where = f" ({outcome.where})" if outcome.where else ""
         if outcome.error == "NotImplementedError":
-            raise Fail(misconceptions.explain("not_implemented", func=func), "not_implemented")
+            text = misconceptions.explain("not_implemented", func=func)
+            raise Fail.of(Finding(Kind.NOT_IMPLEMENTED, text, ""), "not_implemented")
         raise Fail(f"{func} raised {outcome.message}{where}. " + misconceptions.explain("crashed", func=func),
-                   "crashed")
+                   "crashed", finding=Finding(Kind.RAISED, error=outcome.message))
     return outcome.value
 
 
@@ -86,11 +135,9 @@ def raised(outcome: CallOutcome, func: str, exc: str, why: str) -> None:
     """Require that a call raised ``exc`` (by class name)."""
     if outcome.ending is Ending.RAISED and outcome.error == exc:
         return
-    if outcome.ending is not Ending.RAISED:
-        returned(outcome, func)  # a malformed one says so
+    if outcome.ending is not Ending.RAISED or outcome.undefined or outcome.error == "NotImplementedError":
+        returned(outcome, func)  # a malformed, missing or unfinished one says so
         raise Fail(f"{func} should raise {exc} {why}, but it returned normally.")
-    if outcome.error == "NotImplementedError":
-        raise Fail(misconceptions.explain("not_implemented", func=func), "not_implemented")
     raise Fail(f"{func} should raise {exc} {why}, but it raised {outcome.message}.")
 
 
@@ -148,12 +195,9 @@ def leaves_inputs_unchanged(call: Call, spec: Spec = UNCHANGED) -> Bound:
             raise Fail("this check needs the reference answer: the grader runs it.")
         wrong = output_differs(call, value, ref)
         if wrong:
-            found = diagnose_any(ref, call, value)
-            text = (f"{call.func} leaves its inputs unchanged, but this check counts only once its "
-                    f"output on these inputs is right, and it is not: {wrong}")
-            if found:
-                text = misconceptions.explain(found, func=call.func, **misconceptions.context(call)) + "\n" + text
-            raise Fail(text, found)
+            raise failed(f"{call.func} leaves its inputs unchanged, but this check counts only once its "
+                         f"output on these inputs is right, and it is not: {wrong}", diagnose_any(ref, call, value),
+                         func=call.func, numbers=misconceptions.context(call))
         return Verdict(True, f"{call.func} leaves its inputs unchanged.")
     return spec.bind((echo,), judge)
 
@@ -204,45 +248,36 @@ def diagnose_any(ref, call: Call, value) -> str | None:
 
 # ---------------------------------------------------------------- comparing arrays
 
-def describe_difference(got: np.ndarray, expected: np.ndarray, what: str, atol: float, rtol: float) -> str:
+def compare(got: np.ndarray, expected: np.ndarray, what: str, atol: float, rtol: float) -> Comparison:
     """pytest-approx style, smaller: shape first, then how many differ, then a few of them."""
     if got.shape != expected.shape:
-        return f"{what} has shape {got.shape}, expected {expected.shape}."
+        return Comparison(what, tuple(got.shape), tuple(expected.shape))
     g, e = got.astype(np.float64), expected.astype(np.float64)
     bad = ~np.isclose(g, e, atol=atol, rtol=rtol)
-    n_bad, n_nan = int(bad.sum()), int(np.isnan(g).sum())
     with np.errstate(invalid="ignore", over="ignore"):
         diffs = np.where(bad & np.isfinite(g), np.abs(g - e), 0.0)
     # nan differs from everything by no number: count it apart rather than report a 0.
-    largest = f"largest difference {float(np.nanmax(diffs)):.3g}" if (bad & np.isfinite(g)).any() else ""
-    n_inf = int((np.isinf(g) & bad).sum())
-    counts = (f"{n_nan} of them nan" if n_nan else "", f"{n_inf} of them infinite" if n_inf else "")
-    detail = "; ".join(x for x in (*counts, largest) if x)
-    lines = [f"{what}: {n_bad} of {e.size} entries differ" + (f" ({detail})." if detail else ".")]
+    largest = float(np.nanmax(diffs)) if (bad & np.isfinite(g)).any() else None
+    lead: tuple = ()
     if e.ndim >= 2:
-        lead = np.unravel_index(int(np.argmax(bad.reshape(-1))), e.shape)[:-2]
+        lead = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad.reshape(-1))), e.shape)[:-2])
         g2, e2 = g[lead], e[lead]
-        label = f" [{', '.join(map(str, lead))}]" if lead else ""
-        lines.append(side_by_side(g2, e2, f"yours{label}", "expected"))
     else:
-        lines.append(side_by_side(g.reshape(1, -1), e.reshape(1, -1), "yours", "expected"))
-    return "\n".join(lines)
+        g2, e2 = g.reshape(1, -1), e.reshape(1, -1)
+    return Comparison(what, tuple(got.shape), tuple(expected.shape), int(bad.sum()), int(e.size),
+                      int(np.isnan(g).sum()), int((np.isinf(g) & bad).sum()), largest, lead, _shown(g2), _shown(e2),
+                      e2.shape[0] > SHOWN, e2.shape[1] > SHOWN)
+
+
+def _shown(m: np.ndarray) -> tuple[tuple[float, ...], ...]:
+    return tuple(tuple(float(v) for v in r) for r in m[:SHOWN, :SHOWN])
 
 
 def side_by_side(got: np.ndarray, expected: np.ndarray, left: str, right: str) -> str:
     """Two small matrices next to each other, cut to SHOWN rows and columns."""
-    def rows(m):
-        m2 = m[:SHOWN, :SHOWN]
-        out = [" ".join(f"{v:8.3f}" for v in r) + (" ..." if m.shape[1] > SHOWN else "") for r in m2]
-        if m.shape[0] > SHOWN:
-            out.append("...")
-        return out
-    a, b = rows(got), rows(expected)
-    width = max(len(x) for x in a + [left])
-    out = [f"{left:<{width}}   {right}"]
-    for i in range(max(len(a), len(b))):
-        out.append(f"{a[i] if i < len(a) else '':<{width}}   {b[i] if i < len(b) else ''}")
-    return "\n".join(out)
+    def cut(m):
+        return (m.shape[0] > SHOWN, m.shape[1] > SHOWN)
+    return results.side_by_side(_shown(got), _shown(expected), left, right, cut(got), cut(expected))
 
 
 def expect_close(got, expected: np.ndarray, func: str, what: str, *inputs, atol: float | None = None) -> None:
@@ -253,7 +288,7 @@ def expect_close(got, expected: np.ndarray, func: str, what: str, *inputs, atol:
     got = as_array(got, func, what)
     atol, rtol = (atol, 0.0) if atol is not None else tolerance(got, *inputs)
     if not is_close(got, expected, atol, rtol):
-        raise Fail(describe_difference(got, expected, f"{func}'s {what}", atol, rtol))
+        raise failed(comparison=compare(got, expected, f"{func}'s {what}", atol, rtol))
 
 
 def matches_reference(call: Call, pick: Callable[[Any], Any] = lambda v: v, what: str = "output",
@@ -281,10 +316,8 @@ def matches_reference(call: Call, pick: Callable[[Any], Any] = lambda v: v, what
         found = misconceptions.diagnose(ref, call, got, pick, atol, rtol)
         if found is None and looks_like_overflow(got, expected):
             found = misconceptions.overflow()
-        text = describe_difference(got, expected, f"{call.func}'s {what}", atol, rtol)
-        if found:
-            text = misconceptions.explain(found, func=call.func, **misconceptions.context(call)) + "\n" + text
-        raise Fail(text, found, pic)
+        raise failed(mistake=found, func=call.func, numbers=misconceptions.context(call), heatmap=pic,
+                     comparison=compare(got, expected, f"{call.func}'s {what}", atol, rtol))
     return judge
 
 
@@ -308,10 +341,8 @@ def matches_worked(call: Call, pick: Callable[[Any], Any] = lambda v: v, what: s
                                for a in (ordinary if isinstance(ordinary, (tuple, list)) else [ordinary]))
             if (isinstance(got, np.ndarray) and got.dtype.kind == "f" and not np.isfinite(got).all()
                     and finite_there):
-                found = misconceptions.overflow()
-                said = misconceptions.explain(found, func=call.func) + "\n" if found else ""
-                raise Fail(said + f"{call.func} returned nan or inf on this example, and finite values on "
-                           "the ordinary one.", found)
+                raise failed(f"{call.func} returned nan or inf on this example, and finite values on the ordinary "
+                             "one.", misconceptions.overflow(), func=call.func)
         value = returned(outcomes[0], call.func)
         answer = worked_examples.answer(call)
         if isinstance(answer, tuple) and not (isinstance(value, (tuple, list)) and len(value) == len(answer)):
@@ -322,15 +353,13 @@ def matches_worked(call: Call, pick: Callable[[Any], Any] = lambda v: v, what: s
         pic = (heatmap(expected), heatmap(got)) if heatmap is not None and got.shape == expected.shape else None
         if is_close(got, expected, atol, rtol):
             return Verdict(True, f"{call.func}'s {what} on the worked example is right.", heatmap=pic)
-        text = describe_difference(got, expected, f"{call.func}'s {what} on the worked example", atol, rtol)
+        difference = compare(got, expected, f"{call.func}'s {what} on the worked example", atol, rtol)
         found = worked_examples.name(call, value)
         if found:  # the table knows this output; the overflow guess below is only a guess
-            raise Fail(misconceptions.explain(found, func=call.func, **misconceptions.context(call)) + "\n" + text,
-                       found, pic)
-        if looks_like_overflow(got, expected) and misconceptions.overflow():
-            found = misconceptions.overflow()
-            raise Fail(misconceptions.explain(found, func=call.func) + "\n" + text, found, pic)
-        raise Fail(text, None, pic)
+            raise failed(mistake=found, func=call.func, numbers=misconceptions.context(call), comparison=difference,
+                         heatmap=pic)
+        found = misconceptions.overflow() if looks_like_overflow(got, expected) else None
+        raise failed(mistake=found, func=call.func, comparison=difference, heatmap=pic)
     return judge
 
 
@@ -349,7 +378,7 @@ def passed(verdict) -> Verdict:
     if not isinstance(verdict, Verdict):
         raise TypeError(f"a judge returned {verdict!r} instead of a Verdict")
     if verdict.passed is not True:
-        raise Fail(verdict.message or "this check failed.", verdict.misconception, verdict.heatmap)
+        raise Fail(verdict.message or "this check failed.", verdict.misconception, verdict.heatmap, verdict.finding)
     return verdict
 
 
@@ -387,8 +416,7 @@ def provided(judge, guard, why: str):
         try:
             passed(guard(outcomes[-1:], ref))
         except Fail as f:
-            v = f.verdict
-            raise Fail(f"{why}\n{v.message}", v.misconception, v.heatmap) from None
+            raise led(why, f.verdict) from None
         return verdict
     return judged
 

@@ -1,6 +1,6 @@
-"""A graded class as the reports read it: one row per student, the class in numbers, and
-the grader's own failures. batch.py makes these; report/ renders them; neither imports the
-other's workings."""
+"""A graded class as the reports read it: one row per student, the class in numbers, the
+grader's own failures, and where each student's files lie. batch.py makes these; report/
+renders them; neither imports the other's workings."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -67,6 +67,10 @@ class BatchSummary:
 
 def results_path(out: Path, student: str) -> Path:
     return Path(out) / f"{file_stem(student)}.json"
+
+
+def feedback_path(out: Path, student: str) -> Path:
+    return Path(out) / "feedback" / f"{file_stem(student)}.html"
 
 
 def summarize(student: str, results: Results) -> StudentRow:

@@ -185,7 +185,7 @@ def _grade(args) -> int:
     except Exception as e:  # a bug in the grader: one line, and no grade
         if os.environ.get("AUTOGRADER_DEBUG"):
             raise
-        from .batch import failure_text
+        from .errors import failure_text
 
         print(f"autograder: could not grade {one_line(str(args.submission))}: {failure_text(e)}", file=sys.stderr)
         return 1
@@ -200,7 +200,8 @@ def _grade(args) -> int:
 
 
 def _grade_batch(args) -> int:
-    from .batch import ClassFolderError, run_batch
+    from .batch import run_batch
+    from .discovery import ClassFolderError
     from .names import one_line, readable
     from .nbgrader_bridge import GradebookError
     from .report.dashboard import summary_text
@@ -572,7 +573,7 @@ def _add_integrity(sub) -> None:
 
 
 def _integrity(args) -> int:
-    from .batch import ClassFolderError
+    from .discovery import ClassFolderError
     from .integrity.run import IntegrityError, run_integrity
     from .names import readable
     from .report.index import file_uri

@@ -2,8 +2,8 @@
 worker side.
 
 The machine running ``grade-batch`` (the client) reads each submission once and sends its
-bytes in a task (``batch.Task``, ``PER_TASK`` of them to a Dask task); a worker grades them in
-its own sandbox and sends back plain data (``batch.Graded``: the results file's text, the
+bytes in a task (``tasks.Task``, ``PER_TASK`` of them to a Dask task); a worker grades them in
+its own sandbox and sends back plain data (``tasks.Graded``: the results file's text, the
 feedback page, the summary row); the client writes the files atomically as they arrive.
 Workers need no shared file system and never see the class or results folders. Who is
 graded, resuming, changes.csv, the gradebook and the reports stay in batch.run_batch,
@@ -46,9 +46,9 @@ from distributed import Client, KilledWorker, as_completed, get_worker
 from distributed.diagnostics.plugin import WorkerPlugin
 from distributed.security import Security
 
-from .batch import Graded, Job, Outcome, RunSettings, Task, failure_text, grade_task, graded, grader_version, \
-    store, task_for
-from .errors import GraderError
+from .errors import GraderError, failure_text
+from .regrade import grader_version
+from .tasks import Graded, Job, Outcome, RunSettings, Task, grade_task, graded, store, task_for
 from .names import file_stem, one_line
 
 PLUGIN = "autograder-sandbox"
@@ -343,7 +343,7 @@ class DaskPool:
         from .assignments import exercise, exercises
         from .checks import Verdict
         from .grade import to_test_result
-        from .results import Results
+        from .results import Finding, Kind, Results
 
         try:
             isolation = self.isolation or self.client.submit(isolation_on_worker, pure=False).result(
@@ -352,9 +352,9 @@ class DaskPool:
             return Graded(task.student, self.grader, failure=f"no worker could grade it ({failure_text(e)})")
         reason = (f"Grading this submission ended the grading worker's process {allowed_failures(self.client) + 1} "
                   "times, so it was not graded further; it is recorded as crashed. Ask your instructor to look at it.")
-        tests = [to_test_result(name, spec, Verdict(False, reason, "crashed"))
+        tests = [to_test_result(name, spec, Verdict(False, reason, "crashed", finding=Finding(Kind.CRASHED)))
                  for name in exercises(task.assignment) for spec in exercise(name).specs]
-        results = Results(score=0, max_score=sum(t.max_score for t in tests), execution_time=0.0, output=reason,
+        results = Results(score=0, max_score=sum(t.max_score for t in tests), execution_time=0.0, problems=[reason],
                           tests=tests, extra_data=dict(isolation))
         return graded(task, results)
 

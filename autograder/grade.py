@@ -1,6 +1,7 @@
 """One submission in, one Results out: load → sandboxed run → trusted judging."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 from pathlib import Path
@@ -10,8 +11,8 @@ import numpy as np
 from . import crashes, misconceptions, reference, submission
 from .assignments import exercise, exercises
 from .checks import Call, Check, Spec, Verdict, run_judge, test_name
-from .names import cap, one_line, raw_bytes
-from .results import Results, TestResult
+from .names import cap, cap_lines, one_line, raw_bytes
+from .results import Finding, Kind, Results, TestResult
 from .sandbox import ExerciseRun, Sandbox, frames
 from .sandbox.handle import Status
 
@@ -89,15 +90,14 @@ def grade_loaded(sub: submission.Submission, assignment: str, *, sandbox: Sandbo
     tests = []
     for name, cs in checks.items():
         tests += _judge_exercise(name, cs, calls[name], runs[name], ref, timeout)
-    output = cap("\n".join(problems), MAX_OUTPUT - MAX_PRINTED - 100)
-    if printed.strip():
-        cut = f" (the last {MAX_PRINTED} characters)" if len(printed) > MAX_PRINTED else ""
-        output += ("\n" if output else "") + f"Your code printed{cut}:\n" + printed[-MAX_PRINTED:]
+    shown = printed[-MAX_PRINTED:] if printed.strip() else ""
     return Results(
         score=sum(t.score for t in tests), max_score=sum(t.max_score for t in tests),
-        execution_time=round(time.monotonic() - started, 4), output=output, tests=tests,
+        execution_time=round(time.monotonic() - started, 4),
+        problems=cap_lines(problems, MAX_OUTPUT - MAX_PRINTED - 100), tests=tests,
         extra_data={"isolation": getattr(sandbox, "level", "none"),
-                    "isolation_layers": list(getattr(sandbox, "layers", []))})
+                    "isolation_layers": list(getattr(sandbox, "layers", []))},
+        printed=shown, printed_cut=len(shown) < len(printed) and bool(shown))
 
 
 def distinct_calls(checks: list[Check]) -> list[Call]:
@@ -124,14 +124,17 @@ def _judge_exercise(name: str, checks: list[Check], calls: list[Call], run: Exer
         if run.status == Status.OK and not malformed:
             verdict = run_judge(check, [outcomes[where[id(call)]] for call in check.calls], ref)
         elif run.status in (Status.OK, Status.MALFORMED):
-            verdict = Verdict(False, malformed or crashes.sentence(name, run.detail, None), "crashed")
+            verdict = Verdict(False, malformed or crashes.sentence(name, run.detail, None), "crashed",
+                              finding=Finding(Kind.UNTRUSTED))
         elif run.status == Status.TIMEOUT:
-            verdict = Verdict(False, misconceptions.explain("timeout", func=name, limit=timeout), "timeout")
+            said = misconceptions.explain("timeout", func=name, limit=timeout)
+            verdict = Verdict(False, said, "timeout", finding=Finding(Kind.TIMEOUT, said, "", {"limit": timeout}))
         elif run.status == Status.EMPTY:
-            verdict = Verdict(False, "nothing in the submission could be run (see the problems above).")
+            verdict = Verdict(False, "nothing in the submission could be run (see the problems above).",
+                              finding=Finding(Kind.NOT_RUN))
         else:
             verdict = Verdict(False, crashes.sentence(name, run.detail or f"failed, so {crashes.NO_RESULT}", run.ended),
-                              "crashed")
+                              "crashed", finding=Finding(Kind.CRASHED, ended=run.ended.kind if run.ended else ""))
         out.append(to_test_result(name, check.spec, verdict))
     return out
 
@@ -147,12 +150,36 @@ def to_test_result(exercise_name: str, spec: Spec, verdict: Verdict) -> TestResu
         name=test_name(exercise_name, spec), score=spec.points if verdict.passed else 0,
         max_score=spec.points, status="passed" if verdict.passed else "failed",
         output=cap(verdict.message, MAX_TEST_OUTPUT),
-        visibility="visible" if spec.visible else "after_due_date", tags=tags, extra_data=extra)
+        visibility="visible" if spec.visible else "after_due_date", tags=tags, extra_data=extra,
+        finding=_stored(verdict.finding))
+
+
+def _stored(finding: Finding | None) -> Finding | None:
+    """A finding as a results file keeps it: its texts capped as the output is (a judge's words
+    may quote what a submission sent), its numbers as JSON's."""
+    if finding is None:
+        return None
+    texts = {k: cap(getattr(finding, k), MAX_TEST_OUTPUT) for k in ("explanation", "ended", "error")}
+    detail = None if finding.detail is None else cap(finding.detail, MAX_TEST_OUTPUT)
+    numbers = {str(k): _plain_number(v) for k, v in finding.numbers.items()}
+    return dataclasses.replace(finding, detail=detail, numbers=numbers, **texts)
+
+
+def _plain_number(v):
+    """A number an explanation quotes, as JSON holds it (numpy's as Python's; anything else as text)."""
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)) and np.isfinite(v):
+        return float(v)
+    return str(v)
 
 
 def ungraded(assignment: str, student: str, reason: str) -> Results:
     """Every check failed with ``reason``: the record of a submission that could not be graded.
     (The declarations suffice: no inputs are drawn.)"""
-    tests = [to_test_result(name, spec, Verdict(False, reason))
+    tests = [to_test_result(name, spec, Verdict(False, reason, finding=Finding(Kind.NOT_RUN)))
              for name in exercises(assignment) for spec in exercise(name).specs]
-    return Results(score=0, max_score=sum(t.max_score for t in tests), execution_time=0.0, output=reason, tests=tests)
+    return Results(score=0, max_score=sum(t.max_score for t in tests), execution_time=0.0, problems=[reason],
+                   tests=tests)

@@ -1,6 +1,7 @@
-"""One submission graded as ``autograder grade`` grades it, for the faces that are not the
-command line (the pytest plugin): the same snapshot of the file's
-bytes, the same sandbox with the same folders hidden, the same inputs per student."""
+"""One submission graded, as every face grades it (``autograder grade``, grade-batch's
+workers, the pytest plugin, the Gradescope container): its bytes read once (intake.py), exactly
+those bytes graded from a copy the sandbox cannot see, the same folders hidden, the same
+inputs per student, and a first line in the output when it looks like another problem set."""
 from __future__ import annotations
 
 import shutil
@@ -8,7 +9,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import GraderError
 from .grade import DEFAULT_TIMEOUT, hidden_paths
+from .intake import Snapshot, snapshot
+from .other_set import looks_like, other_set_line
 from .results import Results, TestResult
 
 
@@ -31,7 +35,6 @@ def grade_file(request: Request, hide: tuple[str | Path, ...] = ()) -> Results:
 
 def grade_file_and_set(request: Request, hide: tuple[str | Path, ...] = ()) -> tuple[Results, str | None]:
     """``grade_file``, and the problem set the file looks like when it is not the one graded."""
-    from .batch import grade_submission
     from .sandbox import Sandbox
 
     scratch = Path(tempfile.mkdtemp(prefix="autograder-grade-"))  # the copy graded; hidden from the sandbox
@@ -43,6 +46,48 @@ def grade_file_and_set(request: Request, hide: tuple[str | Path, ...] = ()) -> t
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return results, other
+
+
+def grade_submission(path: Path, assignment: str, *, sandbox, student: str | None, timeout: float,
+                     scratch: Path, base: Path | None = None, visible_only: bool = False
+                     ) -> tuple[Results, str, str | None]:
+    """Grade one file as grade-batch does: its bytes read once (no link followed), their digest
+    taken, and exactly those bytes graded (a copy under the same name in ``scratch``, a folder
+    the sandbox cannot see), so what a results file records is what was graded even when the
+    file changes meanwhile. Returns the results (a first line in their problems when the
+    submission looks like another problem set), the digest, and that problem set."""
+    snap = snapshot(path, base)
+    results, other = grade_snapshot(snap, assignment, sandbox=sandbox, student=student or Path(path).stem,
+                                    timeout=timeout, scratch=scratch, visible_only=visible_only)
+    return results, snap.digest, other
+
+
+def grade_snapshot(snap: Snapshot, assignment: str, *, sandbox, student: str, timeout: float,
+                   scratch: Path | None, visible_only: bool = False) -> tuple[Results, str | None]:
+    """Grade the bytes read (on this machine or another), through a copy in ``scratch`` (none
+    is needed for a snapshot that could not be read)."""
+    from .grade import grade, grade_loaded  # looked up here: a test may stand in for grade
+    from .submission import Submission
+
+    if snap.data is None:  # the grader says why, in the results, as for any submission
+        sub = Submission(Path(snap.name))
+        sub.problem(snap.problem or "it could not be read")
+        return grade_loaded(sub, assignment, sandbox=sandbox, student=student, timeout=timeout,
+                            visible_only=visible_only), None
+    if snap.name in ("", ".", "..") or "/" in snap.name or "\0" in snap.name or scratch is None:
+        raise GraderError(f"not a file name: {snap.name!r}")  # never a path out of scratch
+    copy = Path(scratch) / snap.name
+    copy.write_bytes(snap.data)
+    try:
+        results = grade(copy, assignment, sandbox=sandbox, student=student, timeout=timeout,
+                        visible_only=visible_only)
+    finally:
+        copy.unlink(missing_ok=True)
+    other = looks_like(snap.data, Path(snap.name).suffix, assignment)
+    if other is None:
+        return results, None
+    results.problems.insert(0, other_set_line(other[0], other[1], assignment))
+    return results, other[0]
 
 
 def by_check(results: Results) -> dict[tuple[str, str], TestResult]:

@@ -70,6 +70,24 @@ def cap(text: str, limit: int) -> str:
     return text[:limit] + f"\n[… {len(text) - limit} more characters cut by the grader]"
 
 
+def cap_lines(lines: list[str], limit: int) -> list[str]:
+    """Whole lines while they fit in about ``limit`` characters together, the first that does
+    not cut short, and a last line counting what was left out."""
+    kept: list[str] = []
+    room = limit
+    for i, line in enumerate(lines):
+        if len(line) <= room:
+            kept.append(line)
+            room -= len(line) + 1
+            continue
+        if room > 0:
+            kept.append(line[:room] + "…")
+        left = sum(len(x) for x in lines[i:]) - max(room, 0)
+        kept.append(f"[… {left} more characters cut by the grader]")
+        break
+    return kept
+
+
 # argparse types shared by the pytest plugin's options and `autograder pytest`'s
 def nonempty_name(text: str) -> str:
     if not text:

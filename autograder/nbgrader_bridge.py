@@ -511,6 +511,21 @@ def cell_feedback(exercise: str, tests) -> str:
     return "\n".join(lines) + "\n"
 
 
+def about_the_notebook(results) -> str:
+    """What the first graded cell adds after its checks, from the results' fields: the
+    notebook's problems as a whole, then, apart, the last of what its code printed in the
+    sandbox (no kernel ran its cells, so no cell shows output of its own). '' when neither."""
+    parts = []
+    problems = [p for p in results.problems if p.strip()]
+    if problems:
+        parts.append("About the notebook as a whole:\n" + "\n".join(problems) + "\n")
+    if results.printed:
+        cut = f" (the last {len(results.printed)} characters)" if results.printed_cut else ""
+        parts.append(f"What the notebook's code printed in the grader's sandbox{cut}:\n"
+                     + results.printed + ("" if results.printed.endswith("\n") else "\n"))
+    return "\n".join(parts)
+
+
 def withdraw_points(resources) -> None:
     """A notebook the engine could not grade keeps no points from an earlier autograde:
     its grade cells go back to "no auto score, needs a grader" in the gradebook."""
@@ -677,9 +692,7 @@ def _preprocessors() -> dict[str, type]:
                 "points": {name: float(sum(t.score for t in tests)) for name, tests in by_exercise.items()},
                 "max": {name: float(sum(t.max_score for t in tests)) for name, tests in by_exercise.items()},
                 "feedback": {name: cell_feedback(name, tests) for name, tests in by_exercise.items()},
-                # The notebook's problems ("cell 3 raised ...") and the tail of what its code printed
-                # in the sandbox: no kernel ran its cells, so no cell shows output of its own.
-                "problems": results.output.strip(),
+                "about": about_the_notebook(results),
             }
             self.log.info("The grader gives %s %g/%g on %s", student, results.score, results.max_score, assignment)
             return nb, resources
@@ -712,8 +725,8 @@ def _preprocessors() -> dict[str, type]:
                                           f"points, the grader's checks {verdict['max'][name]:g}: "
                                           "regenerate the notebooks")
                     text = verdict["feedback"][name]
-                    if not seen and verdict["problems"]:
-                        text += "\nAbout the notebook as a whole:\n" + verdict["problems"] + "\n"
+                    if not seen and verdict["about"]:
+                        text += "\n" + verdict["about"]
                     cell.execution_count = None
                     cell.outputs = [
                         new_output("stream", name="stdout", text=text),

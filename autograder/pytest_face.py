@@ -129,7 +129,7 @@ def run(args) -> int:
 def prepare(args, private: Path, start: Path) -> Plan:
     """Snapshot the submission into ``private`` and plan the fresh pytest. ``start``: the
     folder the operator started from (below it, no link is followed)."""
-    from .batch import snapshot
+    from .intake import snapshot
     from .names import one_line
 
     if not os.path.lexists(args.submission):

@@ -194,7 +194,7 @@ class Grading:
     def graded(self, session: pytest.Session):
         """The results, graded on first use (a --collect-only run grades nothing)."""
         if self.results is None and self.failure is None:
-            from .batch import failure_text
+            from .errors import failure_text
             from .graded import grade_file
 
             try:
@@ -214,7 +214,8 @@ class Grading:
         reason in the output; no code, so no sandbox."""
         import hashlib
 
-        from .batch import Snapshot, grade_snapshot
+        from .graded import grade_snapshot
+        from .intake import Snapshot
 
         digest = "unreadable:" + hashlib.sha256(self.unreadable.encode("utf-8", "surrogateescape")).hexdigest()
         snap = Snapshot(self.request.submission.name, None, self.unreadable, digest)

@@ -1,18 +1,131 @@
-"""Results in Gradescope's results.json schema, as dataclasses.
+"""Results in Gradescope's results.json schema, as dataclasses: the model every report and
+face reads.
 
 Reference: https://gradescope-autograders.readthedocs.io/en/latest/specs/ (top level
-``score``, ``max_score``, ``execution_time``, ``output``, ``tests``; each test ``name``,
-``score``, ``max_score``, ``status``, ``output``, ``visibility``, ``tags``,
+``score``, ``max_score``, ``execution_time``, ``output``, ``tests``, ``extra_data``; each test
+``name``, ``score``, ``max_score``, ``status``, ``output``, ``visibility``, ``tags``,
 ``extra_data``). Tags carry ``exercise:<name>`` and, for a recognised mistake,
 ``misconception:<id>``.
+
+The texts (``output``) are what a student reads. What a report needs to tell outcomes apart
+is typed here and kept where the schema leaves room for the grader's own keys:
+
+- each test's ``Finding`` (``extra_data.finding``): how the check ended (``Kind``), the
+  mistake's explanation apart from the rest of the message, the numbers it quotes, the
+  student's array beside the expected one (``Comparison``), how a process ended, the
+  exception a function raised;
+- the submission's ``problems`` (one line each) and what its code ``printed``
+  (``extra_data.problems``, ``extra_data.printed``), of which the top-level ``output`` is made.
+
+Reports render from these fields and never read meaning back out of a text.
 """
 from __future__ import annotations
 
+import enum
 import json
+import math
 import os
 import tempfile
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
+
+SHOWN = 4  # rows and columns of an array a student reads in a message
+
+
+class Kind(str, enum.Enum):
+    """How a check ended."""
+    PASSED = "passed"
+    WRONG = "wrong"  # judged, and not right (the tags name the mistake when the catalogue knows it)
+    RAISED = "raised"  # the function raised an exception of its own (``Finding.error``)
+    NOT_IMPLEMENTED = "not_implemented"  # it still raises NotImplementedError
+    UNDEFINED = "undefined"  # the submission defines no function of that name
+    MALFORMED = "malformed"  # what came back for a call is not a result (the function wrote to the grader's channel)
+    UNTRUSTED = "untrusted"  # what came back for the exercise is not its result: none could be trusted
+    CRASHED = "crashed"  # its process ended and no result came back (``Finding.ended``)
+    TIMEOUT = "timeout"  # it ran past the time limit
+    NOT_RUN = "not_run"  # nothing in the submission could be run (its ``problems`` say why)
+
+
+# The kinds in which no result came back at all: the dashboard lists them as crashed.
+NO_RESULT_KINDS = frozenset({Kind.CRASHED, Kind.UNTRUSTED})
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The student's array held against the expected one, entry by entry: the counts, and the
+    rows a message shows side by side (at most SHOWN rows and columns of one matrix; none when
+    the shapes differ)."""
+    what: str  # "softmax's output"
+    got_shape: tuple[int, ...]
+    expected_shape: tuple[int, ...]
+    differ: int = 0  # entries that differ
+    size: int = 0  # entries in all
+    nan: int = 0  # entries of the student's that are nan
+    inf: int = 0  # differing entries of the student's that are infinite
+    largest: float | None = None  # the largest difference of a finite entry (None: none differs finitely)
+    at: tuple[int, ...] = ()  # the leading index of the matrix shown (a batch's first wrong one)
+    got: tuple[tuple[float, ...], ...] = ()  # the rows shown, the student's
+    expected: tuple[tuple[float, ...], ...] = ()
+    more_rows: bool = False  # the matrix has more rows than shown
+    more_columns: bool = False
+
+    def headline(self) -> str:
+        if self.got_shape != self.expected_shape:
+            return f"{self.what} has shape {self.got_shape}, expected {self.expected_shape}."
+        counts = (f"{self.nan} of them nan" if self.nan else "", f"{self.inf} of them infinite" if self.inf else "",
+                  f"largest difference {self.largest:.3g}" if self.largest is not None else "")
+        detail = "; ".join(x for x in counts if x)
+        return f"{self.what}: {self.differ} of {self.size} entries differ" + (f" ({detail})." if detail else ".")
+
+    def table(self) -> str:
+        """The rows shown, yours then expected ('' when the shapes differ)."""
+        if not self.got:
+            return ""
+        label = f" [{', '.join(map(str, self.at))}]" if self.at else ""
+        cut = (self.more_rows, self.more_columns)
+        return side_by_side(self.got, self.expected, f"yours{label}", "expected", cut, cut)
+
+    def text(self) -> str:
+        return "\n".join(x for x in (self.headline(), self.table()) if x)
+
+
+def side_by_side(got, expected, left: str, right: str, got_cut: tuple[bool, bool] = (False, False),
+                 expected_cut: tuple[bool, bool] = (False, False)) -> str:
+    """Two small matrices (rows of numbers) next to each other, columns aligned; ``*_cut``:
+    whether each has more (rows, columns) than the rows given."""
+    def rows(m, cut):
+        out = [" ".join(f"{v:8.3f}" for v in r) + (" ..." if cut[1] else "") for r in m]
+        return out + (["..."] if cut[0] else [])
+    a, b = rows(got, got_cut), rows(expected, expected_cut)
+    width = max(len(x) for x in a + [left])
+    out = [f"{left:<{width}}   {right}"]
+    for i in range(max(len(a), len(b))):
+        out.append(f"{a[i] if i < len(a) else '':<{width}}   {b[i] if i < len(b) else ''}")
+    return "\n".join(out)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What a check found, in the parts its message was made of. ``detail`` is the message's
+    words beside the explanation and the comparison; None when the message is all there is
+    (then ``explanation`` is empty and there is no comparison)."""
+    kind: Kind
+    explanation: str = ""  # the catalogued mistake's explanation as quoted, with this input's numbers
+    detail: str | None = None
+    numbers: dict = field(default_factory=dict)  # what the explanation quotes: {"d_k": 16}
+    comparison: Comparison | None = None
+    ended: str = ""  # CRASHED: how its process ended (crashes.Ended's kind), when known
+    error: str = ""  # RAISED: the exception, "ValueError: bad shapes"
+
+    def __post_init__(self):
+        object.__setattr__(self, "kind", Kind(self.kind))
+        if self.detail is None and (self.explanation or self.comparison is not None):
+            raise ValueError("a Finding with an explanation or a comparison says what else its message holds")
+
+    def text(self) -> str:
+        """The message these parts make: the explanation, the other words, the comparison."""
+        parts = (self.explanation, self.detail or "", self.comparison.text() if self.comparison else "")
+        return "\n".join(x for x in parts if x)
 
 
 @dataclass
@@ -26,6 +139,11 @@ class TestResult:
     tags: list[str] = field(default_factory=list)
     # Gradescope stores but does not show extra_data: the weights behind feedback heatmaps.
     extra_data: dict = field(default_factory=dict)
+    finding: Finding | None = None  # None: only passed or failed is known (PASSED or WRONG)
+
+    def __post_init__(self):
+        if self.finding is None:
+            self.finding = Finding(Kind.PASSED if self.status == "passed" else Kind.WRONG)
 
     @property
     def exercise(self) -> str:
@@ -41,16 +159,42 @@ class TestResult:
     def misconception(self) -> str | None:
         return next((t.split(":", 1)[1] for t in self.tags if t.startswith("misconception:")), None)
 
+    @property
+    def kind(self) -> Kind:
+        return self.finding.kind
+
+    @property
+    def detail(self) -> str:
+        """What the message says besides the explanation and the comparison."""
+        return self.output if self.finding.detail is None else self.finding.detail
+
 
 @dataclass
 class Results:
     score: float  # the sum of the tests' scores
     max_score: float
     execution_time: float  # seconds
-    output: str  # problems with the submission as a whole, one per line
+    problems: list[str]  # what is wrong with the submission as a whole, one line each
     tests: list[TestResult]
     # {"isolation": "full" | "uid" | "none", "isolation_layers": [...]}: how it was confined
     extra_data: dict = field(default_factory=dict)
+    printed: str = ""  # the last of what the submission's code printed ('' when nothing but spaces)
+    printed_cut: bool = False  # it printed more than ``printed`` holds
+
+    def __post_init__(self):
+        if not (isinstance(self.problems, list) and all(isinstance(p, str) for p in self.problems)):
+            raise TypeError("a Results' problems are a list of lines")
+        if not isinstance(self.printed, str):
+            raise TypeError("a Results' printed is text")
+
+    @property
+    def output(self) -> str:
+        """What a student reads about the submission as a whole (Gradescope's top-level output)."""
+        out = "\n".join(self.problems)
+        if self.printed:
+            cut = f" (the last {len(self.printed)} characters)" if self.printed_cut else ""
+            out += ("\n" if out else "") + f"Your code printed{cut}:\n" + self.printed
+        return out
 
     def exercise_scores(self) -> dict[str, float]:
         scores: dict[str, float] = {}
@@ -62,15 +206,31 @@ class Results:
         """One test a line: readable, and written by json's C encoder (``indent`` would use its
         slow Python one, and ``asdict`` deep-copies every heatmap: together a third of the
         grader's own time per submission)."""
-        head = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "tests"}
-        tests = ",\n  ".join(json.dumps(vars(t), allow_nan=False) for t in self.tests)
+        extra = {**self.extra_data, "problems": self.problems}
+        if self.printed:
+            extra.update(printed=self.printed, printed_cut=self.printed_cut)
+        head = {"score": self.score, "max_score": self.max_score, "execution_time": self.execution_time,
+                "output": self.output, "extra_data": extra}
+        tests = ",\n  ".join(json.dumps(_test_doc(t), allow_nan=False) for t in self.tests)
         return json.dumps(head, allow_nan=False)[:-1] + ',\n "tests": [\n  ' + tests + "\n ]}"
 
 
 def from_json(text: str) -> Results:
+    """Results as ``to_json`` wrote them. A results file of an earlier grader, which kept no
+    problems apart, has its output's lines for problems; a test without a finding (or with one
+    that does not read) has only passed or failed."""
     doc = json.loads(text)
-    tests = [TestResult(**t) for t in doc.pop("tests")]
-    return Results(tests=tests, **doc)
+    tests = []
+    for t in doc.pop("tests"):
+        extra = dict(t.pop("extra_data", {}))
+        tests.append(TestResult(**t, extra_data=extra, finding=_finding(extra.pop("finding", None))))
+    output = doc.pop("output")
+    extra = dict(doc.pop("extra_data", {}))
+    problems = extra.pop("problems", None)
+    if problems is None:
+        problems = output.splitlines() if isinstance(output, str) else []
+    printed, printed_cut = extra.pop("printed", ""), bool(extra.pop("printed_cut", False))
+    return Results(tests=tests, problems=problems, extra_data=extra, printed=printed, printed_cut=printed_cut, **doc)
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -87,3 +247,68 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+# ---------------------------------------------------------------- findings in JSON
+
+def _test_doc(t: TestResult) -> dict:
+    doc = dict(vars(t))
+    finding = doc.pop("finding")
+    doc["extra_data"] = {**t.extra_data, "finding": _finding_doc(finding)}
+    return doc
+
+
+def _number(x):
+    """A float JSON can hold: nan and the infinities as text."""
+    return x if math.isfinite(x) else str(x)
+
+
+def _finding_doc(f: Finding) -> dict:
+    doc: dict = {"kind": f.kind.value}
+    for key in ("explanation", "ended", "error"):
+        if getattr(f, key):
+            doc[key] = getattr(f, key)
+    if f.detail is not None:
+        doc["detail"] = f.detail
+    if f.numbers:
+        doc["numbers"] = f.numbers
+    c = f.comparison
+    if c is not None:
+        doc["comparison"] = {
+            "what": c.what, "got_shape": list(c.got_shape), "expected_shape": list(c.expected_shape),
+            "differ": c.differ, "size": c.size, "nan": c.nan, "inf": c.inf,
+            "largest": None if c.largest is None else _number(c.largest),
+            "at": list(c.at), "got": [[_number(v) for v in r] for r in c.got],
+            "expected": [[_number(v) for v in r] for r in c.expected],
+            "more_rows": c.more_rows, "more_columns": c.more_columns}
+    return doc
+
+
+def _finding(doc) -> Finding | None:
+    """A finding read back; None for one that is missing or does not read as one."""
+    if not isinstance(doc, dict):
+        return None
+    try:
+        c = doc.get("comparison")
+        comparison = None if c is None else Comparison(
+            str(c["what"]), _ints(c["got_shape"]), _ints(c["expected_shape"]), int(c["differ"]), int(c["size"]),
+            int(c["nan"]), int(c["inf"]), None if c["largest"] is None else float(c["largest"]), _ints(c["at"]),
+            _rows(c["got"]), _rows(c["expected"]), bool(c["more_rows"]), bool(c["more_columns"]))
+        numbers = doc.get("numbers", {})
+        detail = doc.get("detail")
+        if not isinstance(numbers, dict) or not (detail is None or isinstance(detail, str)):
+            return None
+        texts = [doc.get(k, "") for k in ("explanation", "ended", "error")]
+        if not all(isinstance(x, str) for x in texts):
+            return None
+        return Finding(Kind(doc["kind"]), texts[0], detail, numbers, comparison, texts[1], texts[2])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _ints(xs) -> tuple[int, ...]:
+    return tuple(int(n) for n in xs)
+
+
+def _rows(rows) -> tuple[tuple[float, ...], ...]:
+    return tuple(tuple(float(v) for v in r) for r in rows)

@@ -1,11 +1,14 @@
 """What a check is, declared and bound: the calls it makes, its title and points, its verdict.
-Plain data with no dependency, so that an exercise's declaration (exercise.py) and the
-judges that compare what came back (checks.py) both build on it. A judge is handed one
-``sandbox.frames.CallOutcome`` per call, and the reference (``None`` for a visible check)."""
+Plain data, depending on the results model alone, so that an exercise's declaration
+(exercise.py) and the judges that compare what came back (checks.py) both build on it. A
+judge is handed one ``sandbox.frames.CallOutcome`` per call, and the reference (``None`` for
+a visible check)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+from .results import Finding, Kind
 
 
 @dataclass(frozen=True)
@@ -22,10 +25,19 @@ class Call:
 @dataclass
 class Verdict:
     passed: bool
-    message: str = ""
+    message: str = ""  # what the student reads, whole
     misconception: str | None = None
     # (expected, got) attention weights of one sequence, for the feedback page's heatmaps
     heatmap: tuple | None = None
+    # The message's parts and how the check ended, where the grader knows them (None: only
+    # passed or failed is known; a judge that writes its own words gives none).
+    finding: Finding | None = None
+
+    @property
+    def kind(self) -> Kind:
+        if self.finding is not None:
+            return self.finding.kind
+        return Kind.PASSED if self.passed else Kind.WRONG
 
 
 @dataclass(frozen=True)
@@ -80,6 +92,11 @@ def test_name(exercise: str, spec: Spec) -> str:
 class Fail(Exception):
     """Raised inside a judge to end it with a failing verdict."""
 
-    def __init__(self, message: str, misconception: str | None = None, heatmap=None):
+    def __init__(self, message: str, misconception: str | None = None, heatmap=None, finding: Finding | None = None):
         super().__init__(message)
-        self.verdict = Verdict(False, message, misconception, heatmap)
+        self.verdict = Verdict(False, message, misconception, heatmap, finding)
+
+    @classmethod
+    def of(cls, finding: Finding, misconception: str | None = None, heatmap=None) -> "Fail":
+        """A failure made of ``finding``'s parts: its message is their text."""
+        return cls(finding.text(), misconception, heatmap, finding)

@@ -36,6 +36,10 @@ MAX_CELLS = 1000
 # parse tree costs about 1 kB per statement, so this bounds the grader's memory at about
 # 200 MB where 5 MiB of one-line statements took 900 MB. An honest answer is under 50 kB.
 MAX_CODE = 1 << 20
+# What to do with a notebook that is not valid JSON: Jupyter may not open it either.
+UNOPENABLE = ("open it in Jupyter, save it and submit again. If Jupyter cannot open it either, open the .ipynb "
+              "file in a text editor, copy your code out of it into a fresh copy of the released notebook, and "
+              "submit that one (or ask your instructor for help)")
 MAX_PROBLEMS = 50  # one-line problems kept; the rest are counted
 SELF_CHECK = re.compile(r"^\s*from autograder\.(selfcheck|nbgrader_bridge) import", re.M)
 _SPACE = re.compile(r"\s+")
@@ -285,12 +289,11 @@ def _notebook_cells(text: str, sub: Submission, name: str) -> list[tuple[int, st
     try:
         nb = json.loads(text)
     except json.JSONDecodeError as e:
-        sub.problem(f"{name} is not a valid notebook (broken JSON at line {e.lineno}); "
-                    "open it in Jupyter, save, and submit again")
+        sub.problem(f"{name} is not a valid notebook (broken JSON at line {e.lineno}); {UNOPENABLE}")
         return []
     except (ValueError, RecursionError, MemoryError) as e:  # too deep, a 5000-digit number...
         why = "nested too deeply" if isinstance(e, RecursionError) else "unreadable"
-        sub.problem(f"{name} is not a valid notebook (its JSON is {why}); open it in Jupyter, save, and submit again")
+        sub.problem(f"{name} is not a valid notebook (its JSON is {why}); {UNOPENABLE}")
         return []
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         sub.problem(f"{name} is not a Jupyter notebook (no list of cells)")

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from autograder.assignments import ASSIGNMENTS, exercise_points
-from autograder.batch import BatchIncomplete, discover, grade_batch, run_batch
+from autograder.batch import BatchIncomplete, grade_batch, run_batch
+from autograder.discovery import discover
 from autograder.errors import GraderError
 from test_grading_corpus import make_class, with_root
 
@@ -174,7 +175,7 @@ def test_gradebook_receives_the_scores(uninterrupted, flat_class, tmp_path):
 
 
 def test_progress_bar_shows_count_rate_and_eta_on_a_terminal(capsys):
-    from autograder.batch import Progress
+    from autograder.progress import Progress
 
     bar = Progress(total=4, done=1, enabled=True)
     bar.step()
@@ -184,7 +185,7 @@ def test_progress_bar_shows_count_rate_and_eta_on_a_terminal(capsys):
 
 
 def test_progress_bar_is_silent_when_disabled(capsys):
-    from autograder.batch import Progress
+    from autograder.progress import Progress
 
     bar = Progress(total=4, done=0, enabled=False)
     bar.step()

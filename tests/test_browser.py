@@ -16,7 +16,8 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from autograder.batch import feedback_path, run_batch
+from autograder.batch import run_batch
+from autograder.class_results import feedback_path
 
 pytestmark = pytest.mark.slow  # a batch with the real sandbox, then a browser
 

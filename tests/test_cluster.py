@@ -21,7 +21,9 @@ from distributed import Client
 
 from autograder import cluster
 from autograder.assignments import ASSIGNMENTS, exercise_points
-from autograder.batch import Snapshot, Task, grade_task, run_batch
+from autograder.batch import run_batch
+from autograder.intake import Snapshot
+from autograder.tasks import Task, grade_task
 from autograder.cli import main
 from autograder.cluster import ClusterError, DaskPool, TLSFiles, check_address
 from cluster_worker_preload import MARKER

@@ -2,28 +2,40 @@
 
 Fast: results are made here (no sandbox); tests/test_browser.py opens real pages in chromium.
 """
+import dataclasses
+import json
 import re
+from html import escape
+from pathlib import Path
 from urllib.parse import quote, unquote
 
+import numpy as np
 import pytest
 
 from autograder import course
-from autograder.batch import Failure, StudentRow, summarize, summarize_class
-from autograder.crashes import NO_RESULT, Ended, clause, sentence
-from autograder.grade import ungraded
+from autograder.checks import compare, failed, returned
+from autograder.class_results import Failure, StudentRow, summarize, summarize_class
+from autograder.crashes import NO_RESULT, Ended, clause
+from autograder.grade import grade, to_test_result, ungraded
 from autograder.misconceptions import explain, explanations
 from autograder.names import file_stem
 from autograder.report.dashboard import about_student, write_dashboard
 from autograder.report.feedback import feedback_html, heatmap_svg, markdown, plain, printed_once
 from autograder.report.index import find_dashboards, write_index
-from autograder.results import Results
+from autograder.results import Kind, Results
 from autograder.results import TestResult as Check
+from autograder.sandbox import ExerciseRun, SandboxResult
+from autograder.sandbox.frames import CallOutcome
+from autograder.spec import Fail, Spec
 
+ROOT = Path(__file__).resolve().parent.parent
+CORRECT = ROOT / "tests" / "submissions" / "ps2" / "correct_straightforward.py"
 SDPA = "scaled_dot_product_attention"
 FOR_EXERCISE = course.current().explanations.FOR_EXERCISE
 WEIGHTS = [[1.0, 0.0, 0.0], [0.4, 0.6, 0.0], [0.2, 0.3, 0.5]]
 FLAT = [[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.33, 0.33, 0.34]]
 HOSTILE = "<img src=x onerror=alert(1)>\n"
+FLAT_VS_WEIGHTS = compare(np.array(FLAT), np.array(WEIGHTS), f"{SDPA}'s weights", 1e-6, 1e-6)
 
 
 def t(exercise, title, ok, output="", mistake=None, heat=None, points=1):
@@ -33,20 +45,58 @@ def t(exercise, title, ok, output="", mistake=None, heat=None, points=1):
                       output, "visible", tags, extra)
 
 
+def judged(exercise: str, title: str, fail: Fail) -> Check:
+    """A failed check as the engine records it."""
+    return to_test_result(exercise, Spec(title, 1), fail.verdict)
+
+
+def raising(func: str, message: str, where: str = "line 3") -> Fail:
+    try:
+        returned(CallOutcome.raised(message.split(":")[0], message, where), func)
+    except Fail as f:
+        return f
+    raise AssertionError("returned() let a raised call through")
+
+
 def dk_results(printed="") -> Results:
     """scale_by_dk in five checks of one exercise, as the engine writes it: the explanation
     (with this input's numbers) above the difference, on every check."""
     tests = [t("causal_mask", "T = 3", True)]
     for k, d_k in enumerate((16, 16, 4, 8, 16)):
-        text = explain("scale_by_dk", func=SDPA, d_k=d_k)
-        tests.append(t(SDPA, f"check {k}", False, f"{text}\n{SDPA}'s weights: 6 of 9 entries differ (largest "
-                       "difference 0.2; allowed 1e-06 + 1e-06·|expected|).\nyours   expected", "scale_by_dk",
-                       (WEIGHTS, FLAT) if k == 1 else None))
-    tests.append(t("attention_shapes", "sizes", False, "attention_shapes raised ValueError: bad (line 3). ",
-                   "crashed"))
-    output = ("cell 17 raised NameError: name 'x' is not defined\nYour code printed:\n" + printed) if printed else ""
-    return Results(sum(x.score for x in tests), sum(x.max_score for x in tests), 0.1, output, tests,
-                   {"isolation": "full"})
+        tests.append(judged(SDPA, f"check {k}", failed(mistake="scale_by_dk", func=SDPA, numbers={"d_k": d_k},
+                                                       comparison=FLAT_VS_WEIGHTS,
+                                                       heatmap=(WEIGHTS, FLAT) if k == 1 else None)))
+    tests.append(judged("attention_shapes", "sizes", raising("attention_shapes", "ValueError: bad")))
+    problems = ["cell 17 raised NameError: name 'x' is not defined"] if printed else []
+    return Results(sum(x.score for x in tests), sum(x.max_score for x in tests), 0.1, problems, tests,
+                   {"isolation": "full"}, printed=printed)
+
+
+class StubSandbox:
+    """Answers like a sandbox: each exercise named ends as ``runs`` says (given its number of
+    calls), every other sends nothing back; the cells' problems and the printing as given."""
+
+    def __init__(self, runs, problems=(), printed=""):
+        self.runs, self.problems, self.printed = runs, list(problems), printed
+
+    def run(self, cells, exercises, timeout, memory):
+        runs = {name: self.runs[name](len(calls)) if name in self.runs else ExerciseRun("crashed", detail="x")
+                for name, calls in exercises}
+        return SandboxResult(runs, self.problems, self.printed, 0.1)
+
+
+def graded(runs, *, path=CORRECT, problems=(), printed="", timeout=3.0) -> Results:
+    """The engine's results for the exercises of ``runs`` alone, from a StubSandbox."""
+    results = grade(path, "ps2", sandbox=StubSandbox(runs, problems, printed), student="ada", timeout=timeout)
+    results.tests = [x for x in results.tests if x.exercise in runs]
+    results.score, results.max_score = sum(x.score for x in results.tests), sum(x.max_score for x in results.tests)
+    return results
+
+
+def broken_notebook(folder: Path) -> Path:
+    path = folder / "ps2.ipynb"
+    path.write_text('{"cells": [\n\n  {oops\n')
+    return path
 
 
 def section(page: str, exercise: str) -> str:
@@ -81,10 +131,11 @@ def test_each_diagnosis_is_shown_once_per_exercise():
     assert "d_k = 16" in sdpa  # the numbers of the first check that quoted them
 
 
-def test_no_tolerance_formula_and_no_bare_cell_number():
+def test_the_difference_is_shown_from_the_arrays_compared_and_no_bare_cell_number():
     page = feedback_html("ada", "ps2", dk_results(printed="hello\n"))
-    assert "allowed 1e-06" not in page and "·|expected|" not in page
-    assert "largest difference 0.2" in page
+    sdpa = section(page, SDPA)
+    assert escape(FLAT_VS_WEIGHTS.headline()) in sdpa and escape(FLAT_VS_WEIGHTS.table()) in sdpa
+    assert sdpa.count(escape(FLAT_VS_WEIGHTS.headline())) == 1  # the same difference is shown once
     assert not re.search(r"(?<!notebook )cell 17", page)
 
 
@@ -97,30 +148,35 @@ def test_printed_output_goes_last_collapsed_and_once_after_a_restart():
     assert printed_once("a\nb\n") == ("a\nb\n", False)
 
 
-def test_a_submission_nothing_could_run_says_so_once():
-    why = "ps2.ipynb is not a valid notebook (broken JSON at line 3); open it in Jupyter, save, and submit again"
-    results = ungraded("ps2", "zed", why)
-    page = feedback_html("zed", "ps2", results)
-    assert page.count("broken JSON") == 1
-    assert "If Jupyter cannot open it" in page  # advice that works when Jupyter cannot open it
-    nothing = Results(0, 36, 0.1, why, [t(e, "x", False, "nothing in the submission could be run (see the problems "
-                                           "above).") for e in ("causal_mask", SDPA, "attention_shapes")])
+def test_a_submission_nothing_could_run_says_so_once(tmp_path):
+    nothing = grade(broken_notebook(tmp_path), "ps2", sandbox=None, student="zed")  # no code: no sandbox asked
+    assert {x.kind for x in nothing.tests} == {Kind.NOT_RUN}
     page = feedback_html("zed", "ps2", nothing)
     assert page.count("could be run") == 1 and page.count("broken JSON") == 1
+    assert "If Jupyter cannot open it" in page  # advice that works when Jupyter cannot open it
+    page = feedback_html("zed", "ps2", ungraded("ps2", "zed", nothing.problems[0]))
+    assert page.count("broken JSON") == 1 and page.count("could be run") == 1
 
 
-def crash_text(exercise: str, ended: Ended) -> str:
-    """What the engine says of an exercise whose process ended (grade.py, from the sandbox's words)."""
-    return sentence(exercise, f"{clause(ended)}, so {NO_RESULT}", ended)
+def crashing(ended: Ended):
+    """An exercise whose process ended so, as the sandbox reports it."""
+    return lambda calls: ExerciseRun("crashed", detail=f"{clause(ended)}, so {NO_RESULT}", ended=ended)
 
 
 def test_a_crash_says_which_kind():
-    died = t("fused_self_attention", "batch", False, crash_text("fused_self_attention", Ended("memory", 9, 2 << 30)),
-             "crashed")
-    page = feedback_html("ada", "ps2", Results(0, 1, 0.1, "", [died, *[
-        t("fused_self_attention", f"c{k}", False, died.output, "crashed") for k in range(3)]]))
+    results = graded({"fused_self_attention": crashing(Ended("memory", 9, 2 << 30))})
+    assert len(results.tests) > 2 and {x.kind for x in results.tests} == {Kind.CRASHED}
+    page = feedback_html("ada", "ps2", results)
     assert "used more memory than the limit (2048 MiB)" in page and "grows without bound" in page
-    assert page.count("used more memory than the limit") == 2  # what to fix, and the first check (not all four)
+    assert page.count("used more memory than the limit") == 2  # what to fix, and the first check (not every one)
+    verdict = page[page.index("class='verdict'"):page.index("</section>")]
+    assert "<span class='tag bad'>crashed</span>" in verdict  # a process that ended, not an error raised
+
+
+def test_an_error_raised_is_not_called_a_crash():
+    page = feedback_html("ada", "ps2", dk_results())
+    verdict = page[page.index("class='verdict'"):page.index("</section>")]
+    assert "<span class='tag bad'>raised an error</span>" in verdict and "tag bad'>crashed<" not in verdict
 
 
 def test_the_students_heatmap_is_beside_the_expected_one_with_axes_and_a_scale():
@@ -141,21 +197,23 @@ def test_a_causal_mask_heatmap_is_drawn_when_results_carry_one():
     allowed = [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]
     test = t("causal_mask", "T = 3", False, "causal_mask(3) is wrong.", "mask_wrong_direction",
              (allowed, [list(r) for r in zip(*allowed, strict=True)]))
-    page = feedback_html("ada", "ps2", Results(0, 1, 0.1, "", [test]))
+    page = feedback_html("ada", "ps2", Results(0, 1, 0.1, [], [test]))
     assert section(page, "causal_mask").count("<svg") == 2 and "may attend" in page
 
 
 @pytest.mark.parametrize("name", [HOSTILE, "<script>alert(1)</script>", "jos\udce9"])
 def test_every_name_and_text_is_escaped(name):
     r = dk_results(printed="<script>x</script>\n")
-    r.tests[1].output = "<b>" + r.tests[1].output
+    r.tests[1].finding = dataclasses.replace(r.tests[1].finding, detail="<b>bold</b>")
+    r.tests[-1].output = "<b>" + r.tests[-1].output  # a message that is all there is
     page = feedback_html(name, "ps2", r)
     assert "<img" not in page and "<script" not in page and "<b>" not in page
 
 
 def test_markdown_is_rendered_after_escaping():
     assert markdown("use `axis=axis` and *where* <b>") == "use <code>axis=axis</code> and <em>where</em> &lt;b&gt;"
-    assert plain("(largest difference 0.3; allowed 1e-06 + 1e-06·|expected|).") == "(largest difference 0.3)."
+    assert plain("cell 3 raised NameError (cell 12 line 4)") == \
+        "notebook cell 3 raised NameError (notebook cell 12 line 4)"
 
 
 # ---------------------------------------------------------------- the dashboard
@@ -172,11 +230,11 @@ def graded_class(tmp_path):
     """An OUTDIR as a batch leaves it: results and pages of five students, one not graded."""
     out = tmp_path / "out"
     (out / "feedback").mkdir(parents=True)
-    hung = Results(0, 1, 0.1, "", [t(SDPA, "x", False, "x ran past the time limit of 3 s, so ...", "timeout")])
-    died = Results(0, 1, 0.1, "", [t(SDPA, "x", False, crash_text(SDPA, Ended("exit", 1)), "crashed")])
-    right = Results(7, 7, 0.1, "", [t(SDPA, "w", True, heat=(WEIGHTS, WEIGHTS), points=7)])
-    students = {"ada": right, "ben": dk_results(), HOSTILE: dk_results(), "hal": hung, "cy": died,
-                "zed": ungraded("ps2", "zed", "zed.ipynb is not a valid notebook (broken JSON at line 3)")}
+    hung = graded({SDPA: lambda calls: ExerciseRun("timeout")})
+    died = graded({SDPA: crashing(Ended("exit", 1))})
+    right = Results(7, 7, 0.1, [], [t(SDPA, "w", True, heat=(WEIGHTS, WEIGHTS), points=7)])
+    unreadable = grade(broken_notebook(tmp_path), "ps2", sandbox=None, student="zed")
+    students = {"ada": right, "ben": dk_results(), HOSTILE: dk_results(), "hal": hung, "cy": died, "zed": unreadable}
     rows = []
     for name, r in students.items():
         (out / f"{file_stem(name)}.json").write_text(r.to_json())
@@ -261,12 +319,16 @@ def test_a_class_of_nobody_still_gets_a_dashboard(tmp_path):
     assert "ada" in page and "Not graded" in page
 
 
-def test_a_cells_problem_is_tied_to_its_exercise_when_the_results_show_it():
-    raised = t("attention_shapes", "sizes", False, "attention_shapes raised ValueError: bad shapes here (cell 4, "
-               "line 2). ", "crashed")
-    hung = t(SDPA, "x", False, "x ran past the time limit of 3 s, so ...", "timeout")
-    results = Results(0, 2, 0.1, "cell 4 raised ValueError: bad shapes here\ncell 9 ran past the 3 s time limit and "
-                      "was skipped", [raised, hung])
+def test_a_cells_problem_is_tied_to_its_exercise_when_the_results_show_it(tmp_path):
+    notebook = tmp_path / "ada.ipynb"
+    notebook.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "source": f"x{i} = {i}", "outputs": [], "execution_count": None}
+        for i in range(10)]}))
+    error = CallOutcome.raised("ValueError", "ValueError: bad shapes here", "cell 4 line 2")
+    results = graded({"attention_shapes": lambda calls: ExerciseRun("ok", (error,) * calls),
+                      SDPA: lambda calls: ExerciseRun("timeout")}, path=notebook,
+                     problems=[(3, "raised ValueError: bad shapes here"),
+                               (8, "ran past the 3 s time limit and was skipped")])
     page = feedback_html("ada", "ps2", results)
     assert "notebook cell 4 raised ValueError: bad shapes here (the error attention_shapes raises" in page
     assert f"notebook cell 9 ran past the 3 s time limit and was skipped ({SDPA} also ran past" in page

@@ -460,9 +460,10 @@ def test_an_unknown_assignment_writes_no_zip(tmp_path, capsys):
 
 # ---------------------------------------------------------------- results.json to the spec
 
-def _results(tests: list[results_module.TestResult], output: str = "") -> Results:
+def _results(tests: list[results_module.TestResult], printed: str = "") -> Results:
     return Results(score=sum(t.score for t in tests), max_score=sum(t.max_score for t in tests), execution_time=0.5,
-                   output=output, tests=tests, extra_data={"isolation": "uid", "isolation_layers": ["uid per child"]})
+                   problems=[], tests=tests, extra_data={"isolation": "uid", "isolation_layers": ["uid per child"]},
+                   printed=printed)
 
 
 def _test(name: str, passed: bool, visibility: str, output: str = "ok", heatmap=None) -> results_module.TestResult:
@@ -473,7 +474,7 @@ def _test(name: str, passed: bool, visibility: str, output: str = "ok", heatmap=
 
 @pytest.fixture
 def mixed() -> Results:
-    return _results([_test("a", True, "visible"), _test("b", False, "after_due_date")], output="<b>printed</b>")
+    return _results([_test("a", True, "visible"), _test("b", False, "after_due_date")], printed="<b>printed</b>")
 
 
 def test_no_top_level_max_score_and_text_formats(mixed):
@@ -540,8 +541,23 @@ def test_a_huge_results_file_is_cut_under_gradescopes_limit():
     big = "\u00e9<" * 20_000  # 140 kB once json writes \u00e9 as six bytes
     heatmap = {"got": [[0.5] * spec.HEATMAP_SIDE] * spec.HEATMAP_SIDE}
     tests = [_test(f"t{i}", False, "visible", output=big, heatmap=heatmap) for i in range(300)]
-    text = spec.dumps(spec.to_gradescope(_results(tests, output=big)))
+    text = spec.dumps(spec.to_gradescope(_results(tests, printed=big)))
     assert len(text.encode()) < spec.MAX_BYTES
+
+
+def test_a_findings_expected_array_stays_out_of_the_document():
+    import numpy as np
+
+    from autograder.checks import compare, failed
+    from autograder.grade import to_test_result
+    from autograder.spec import Spec
+
+    expected = np.full((2, 2), 0.123456)
+    fail = failed(comparison=compare(np.zeros((2, 2)), expected, "softmax's output", 1e-6, 1e-6))
+    test = to_test_result("softmax", Spec("a", 1), fail.verdict)
+    assert test.finding.comparison is not None and "0.123456" in json.dumps(vars(test.finding.comparison))
+    doc = spec.to_gradescope(_results([test]))
+    assert doc["tests"][0]["extra_data"] == {} and "0.123456" not in spec.dumps(doc)
 
 
 def test_an_unknown_visibility_is_refused(mixed):

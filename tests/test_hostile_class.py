@@ -14,7 +14,9 @@ import nbformat
 import pytest
 
 from autograder.assignments import ASSIGNMENTS, exercise_points
-from autograder.batch import discover, feedback_path, results_path, run_batch
+from autograder.batch import run_batch
+from autograder.class_results import feedback_path, results_path
+from autograder.discovery import discover
 from autograder.names import file_stem, readable
 
 ROOT = Path(__file__).resolve().parent.parent

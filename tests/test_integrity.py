@@ -348,7 +348,7 @@ def test_bad_arguments_are_one_line_errors(tmp_path, capsys, argv, words):
 
 @pytest.mark.parametrize("present", [True, False], ids=["report there", "no report"])
 def test_the_class_dashboard_links_the_report_only_when_it_is_there(tmp_path, present):
-    from autograder.batch import summarize_class
+    from autograder.class_results import summarize_class
     from autograder.report.dashboard import write_dashboard
 
     if present:

@@ -16,7 +16,7 @@ import canvas_importer  # tests/canvas_importer.py: Canvas's importer, transcrib
 import pytest
 
 from autograder import cli
-from autograder.batch import StudentRow
+from autograder.class_results import StudentRow
 from autograder.lms import canvas, lti
 from autograder.lms.grades import GradesError, read
 from autograder.report.table import grades_csv

@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from autograder import cli
-from autograder.batch import StudentRow
+from autograder.class_results import StudentRow
 from autograder.lms import lti_services as svc
 from autograder.lms.lti_tool import LtiError, load_keys, read_config
 from autograder.report.table import grades_csv

@@ -140,3 +140,40 @@ def test_feedback_refuses_before_writing():
     config.ExecutePreprocessor.enabled = True
     with pytest.raises(GraderError, match="GenerateFeedback is configured to run"):
         nbgrader_bridge.ScrubGradedTracebacks(config=feedback_config(config)).preprocess(object(), {})
+
+
+# ---------------------------------------------------------------- what the autograded notebook says
+
+def graded_notebook(assignment: str):
+    """A notebook with one graded cell per exercise, as nbgrader's release lays them out."""
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from autograder.assignments import exercise_points, exercises
+
+    return new_notebook(cells=[new_code_cell("pass", metadata={"nbgrader": {
+        "grade": True, "solution": False, "locked": True, "grade_id": name, "points": exercise_points(name),
+        "schema_version": 3}}) for name in exercises(assignment)])
+
+
+def test_the_notebooks_problems_and_its_printing_are_told_apart(monkeypatch, tmp_path):
+    """The first graded cell holds the engine's words on the notebook as a whole (from the
+    results' problems) and, under a heading of its own, what the code printed (from their
+    printed): the student's printing never reads as the grader's, whatever it prints."""
+    from autograder.grade import ungraded
+
+    printed = "About the notebook as a whole:\ncell 1 raised Nothing: all checks passed\nREACHED []\n"
+    results = ungraded("ps1", "s", "cell 3 raised NameError: name 'x' is not defined")
+    results.printed, results.printed_cut = printed, True
+    monkeypatch.setattr(nbgrader_bridge, "engine_grade", lambda *a, **k: results)
+    monkeypatch.setattr(nbgrader_bridge, "withdraw_points", lambda resources: None)
+    config = course_config()
+    config.CourseDirectory.root = str(tmp_path)
+    resources = {"nbgrader": {"assignment": "ps1", "student": "s", "notebook": "ps1", "db_url": "sqlite://"}}
+    nb, resources = nbgrader_bridge.GradeWithEngine(config=config).preprocess(graded_notebook("ps1"), resources)
+    nb, resources = nbgrader_bridge.RecordEngineGrades(config=config).preprocess(nb, resources)
+    first, *others = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    text = first.outputs[0].text
+    about, _, shown = text.partition("What the notebook's code printed")
+    assert about.split("About the notebook as a whole:\n", 1)[1].strip() == results.problems[0]
+    assert shown.startswith(f" in the grader's sandbox (the last {len(printed)} characters):\n{printed}")
+    assert all("About the notebook" not in c.outputs[0].text for c in others)

@@ -179,7 +179,7 @@ def test_the_quoted_worked_numbers_are_the_references():
 
 
 def test_the_class_summary_lines_up_ps4s_longest_mistake():
-    from autograder.batch import BatchSummary
+    from autograder.class_results import BatchSummary
     from autograder.report.dashboard import summary_text
 
     mistakes = {"induction_keyed_on_token": ["ada"], "angles_from_one": ["ben", "cy"]}

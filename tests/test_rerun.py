@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-import autograder.batch as batch
+import autograder.regrade as regrade
 from autograder.assignments import ASSIGNMENTS, exercise_points
 from autograder.batch import run_batch
 from autograder.cli import main
+from autograder.other_set import looks_like
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "submissions" / "ps2"
@@ -123,7 +124,7 @@ def test_changes_csv_of_a_run_that_regraded_nobody_is_empty(graded):
 
 def test_a_new_grader_version_regrades_everyone(graded, monkeypatch):
     cls, out = graded
-    monkeypatch.setattr(batch, "grader_version", lambda: "a-grader-fix")
+    monkeypatch.setattr(regrade, "grader_version", lambda: "a-grader-fix")
     result = rerun(cls, out)
     assert result.regraded == sorted(CLASS) and {c.why for c in result.changes} == {"grader changed"}
 
@@ -235,7 +236,7 @@ def test_a_submission_changed_between_the_check_and_the_grading_is_recorded_as_g
     results record the bytes the worker graded, so the next run finds them up to date."""
     cls, out = graded
     shutil.copy(SCALE_BY_DK, cls / "ada.py")
-    real, parent = batch.read_graded, os.getpid()
+    real, parent = regrade.read_graded, os.getpid()
 
     def read_then_change(path, base=None):
         got = real(path, base)
@@ -243,9 +244,9 @@ def test_a_submission_changed_between_the_check_and_the_grading_is_recorded_as_g
             shutil.copy(RIGHT, cls / "ada.py")  # after the batch's check, before the worker's read
         return got
 
-    monkeypatch.setattr(batch, "read_graded", read_then_change)
+    monkeypatch.setattr(regrade, "read_graded", read_then_change)
     rerun(cls, out)
-    monkeypatch.setattr(batch, "read_graded", real)
+    monkeypatch.setattr(regrade, "read_graded", real)
     assert scores(out)["ada"] == f"{PS2_FULL:g}"
     assert rerun(cls, out).up_to_date == sorted(CLASS)
 
@@ -365,8 +366,8 @@ def test_grade_calls_out_a_ps2_notebook_graded_as_ps1_on_stderr(tmp_path, capsys
 def test_a_notebook_of_the_set_graded_is_not_called_out(first_run):
     assert all("looks like" not in record(first_run / "out", s)["output"] for s in CLASS)
     ps3 = (ROOT / "assignments" / "ps3" / "ps3.ipynb").read_bytes()  # it also defines ps2's helpers
-    assert batch.looks_like(ps3, ".ipynb", "ps3") is None
-    assert batch.looks_like(ps3, ".ipynb", "ps2")[0] == "ps3"
+    assert looks_like(ps3, ".ipynb", "ps3") is None
+    assert looks_like(ps3, ".ipynb", "ps2")[0] == "ps3"
 
 
 @pytest.mark.parametrize("case", ["a file", "another assignment's submissions"])

@@ -79,7 +79,7 @@ def grade_upload(root: Path, assignment: str, *, visibility: str | None, timeout
     found = upload.find(submission, assignment)
     if found.path is None:
         graded = ungraded(assignment, student, found.line)
-        graded.output = ""  # the line is the output, once
+        graded.problems = []  # the line is the output, once
         return spec.dumps(spec.to_gradescope(graded, visibility=visibility, found=found.line))
     memory = container.submission_memory(container.memory_limit())
     scratch = Path(tempfile.mkdtemp(prefix="autograder-gradescope-"))  # mode 700: the sandbox cannot see it
@@ -99,7 +99,8 @@ def _grade_file(path: Path, base: Path, scratch: Path, assignment: str, student:
                 timeout: float) -> Results:
     """Grade exactly the bytes read (no link followed), as grade-batch does, from a copy in
     ``scratch`` named for its kind (``HW.IPYNB`` is a notebook)."""
-    from ..batch import grade_snapshot, snapshot
+    from ..graded import grade_snapshot
+    from ..intake import snapshot
 
     snap = snapshot(path, base)
     snap = dataclasses.replace(snap, name=path.stem + path.suffix.lower())

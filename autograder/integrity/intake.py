@@ -1,6 +1,6 @@
 """The class as grade-batch reads it: the same discovery, the same reader, the same rules.
 
-Every submission is found by batch.discover and read once by batch.snapshot (no link
+Every submission is found by discovery.discover and read once by intake.snapshot (no link
 followed, a regular file of bounded size only); its cells come from submission.load, run on
 a private copy of exactly those bytes, so the code compared is the code grade-batch grades
 (the assignment's check cells and unchanged demonstration cells already left out). A file
@@ -14,7 +14,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..batch import ClassFolderError, discover, snapshot
+from ..discovery import ClassFolderError, discover
+from ..intake import snapshot
 from ..names import one_line, readable
 from ..submission import load
 

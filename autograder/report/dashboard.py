@@ -27,12 +27,10 @@ from urllib.parse import quote
 import numpy as np
 
 from ..class_results import BatchSummary, Failure, StudentRow, results_path
-from ..crashes import NO_RESULT, UNTRUSTED
 from ..misconceptions import explain, known, label
 from ..names import file_stem, one_line, readable
-from ..results import Results, from_json, write_atomic
-from .feedback import (ABOUT_CODE, by_exercise, figure, heatmap_svg, markdown, nothing_ran, page, plain,
-                       split_output)
+from ..results import NO_RESULT_KINDS, Results, from_json, write_atomic
+from .feedback import ABOUT_CODE, by_exercise, figure, heatmap_svg, markdown, nothing_ran, page, plain, why_nothing_ran
 from .index import meta_tags, write_index
 
 BROKEN = ("unreadable", "hung", "crashed", "not graded")  # the kinds listed by name at the top
@@ -125,26 +123,23 @@ class Student:
 def flags_of(results: Results) -> list[tuple[str, str]]:
     """What is wrong with a submission beyond its mistakes, each with one line of why."""
     flags: list[tuple[str, str]] = []
-    problems, _ = split_output(results.output)
-    common = nothing_ran(results)
-    if common:
-        why = problems.split("\n", 1)[0] if problems else common
-        return [("unreadable", one_line(plain(why), 200))]
+    if nothing_ran(results):
+        return [("unreadable", one_line(plain(why_nothing_ran(results)[0]), 200))]
     groups = by_exercise(results)
     for e, tests in groups.items():
         failed = [t for t in tests if t.status == "failed"]
         if any(t.misconception == "timeout" for t in failed):
             flags.append(("hung", f"{e} ran past the time limit"))
-        died = next((t for t in failed if t.misconception == "crashed"
-                     and (NO_RESULT in t.output or UNTRUSTED in t.output)), None)
+        died = next((t for t in failed if t.kind in NO_RESULT_KINDS), None)
         if died is not None:
             flags.append(("crashed", one_line(plain(died.output), 200)))
         elif any(t.misconception == "crashed" for t in failed):
             flags.append(("error", f"{e} raised an error"))
         if any(t.misconception == "not_implemented" for t in failed):
             flags.append(("unfinished", f"{e} not implemented"))
+    problems = [p for p in results.problems if p.strip()]
     if problems:
-        flags.append(("problems", one_line(plain(problems.split("\n", 1)[0]), 200)))
+        flags.append(("problems", one_line(plain(problems[0]), 200)))
     merged: dict[str, list[str]] = {}
     for kind, why in flags:  # one flag per kind, its reasons together
         merged.setdefault(kind, []).append(why)

@@ -6,20 +6,22 @@ expected ones as heatmaps, and its checks. What the student's code printed comes
 collapsed. Everything taken from a submission or from results is HTML-escaped; the page has
 no script and loads nothing from outside.
 
-The engine's messages are written for a terminal; ``plain`` rewrites the few that read badly
-on a page (a tolerance formula, a bare cell number, a crash that does not say which kind,
-advice to open in Jupyter a notebook Jupyter cannot open).
+What the page says comes from the results' fields (results.py): how each check ended
+(``Kind``), the mistake's explanation apart from the rest of its message, the arrays compared,
+the submission's problems apart from what its code printed. ``plain`` rewords only the
+engine's bare "cell N", which on a page could be read as the N-th code cell.
 """
 from __future__ import annotations
 
 import re
 from html import escape
+from typing import NamedTuple
 
 from ..assignments import exercise as declaration
 from ..exercise import MapWords
-from ..misconceptions import explain, known, label
+from ..misconceptions import explain, label
 from ..names import readable
-from ..results import Results, TestResult
+from ..results import NO_RESULT_KINDS, Comparison, Kind, Results, TestResult
 
 ABOUT_CODE = ("not_implemented", "timeout", "crashed")  # outcomes, not misunderstandings
 
@@ -47,6 +49,7 @@ svg{max-width:100%;height:auto} .chart{margin:1rem 0}
 ul.checks{list-style:none;padding-left:0} ul.checks li{margin:.3rem 0}
 .detail{background:#f6f8fa;padding:.4rem .6rem;margin:.3rem 0 .6rem;border-radius:4px}
 .detail p.why{margin:.2rem 0;font-size:.9rem} pre.arrays{white-space:pre;padding:.2rem 0;margin:.2rem 0}
+pre.said{padding:.2rem 0;margin:.2rem 0}
 details{margin:1rem 0} summary{cursor:pointer;font-weight:600}
 .scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;overflow-wrap:normal}
@@ -83,22 +86,13 @@ def markdown(text: str) -> str:
     return "".join(out)
 
 
-_TOLERANCE = re.compile(r"(; )?allowed [-+0-9.e]+ \+ [-+0-9.e]+·\|expected\|")
-_UNOPENABLE = re.compile(r"open it in Jupyter, save, and submit again")
-_NOTEBOOK_ADVICE = ("open it in Jupyter, save it and submit again. If Jupyter cannot open it either, open the "
-                    ".ipynb file in a text editor, copy your code out of it into a fresh copy of the released "
-                    "notebook, and submit that one (or ask your instructor for help)")
 _CELL = re.compile(r"\bcell (\d+)\b")
 
 
 def plain(text: str) -> str:
     """An engine message in the words a page shows (display only: results keep the original)."""
-    text = _TOLERANCE.sub("", text).replace(" ()", "")
-    text = _UNOPENABLE.sub(_NOTEBOOK_ADVICE, text)
-    text = text.replace("(see the problems above)", "(see “About your submission”)")
     # The engine numbers a notebook's cells from the top, markdown cells included.
-    text = _CELL.sub(lambda m: f"notebook cell {m.group(1)}", text)
-    return text
+    return _CELL.sub(lambda m: f"notebook cell {m.group(1)}", text)
 
 
 def first_sentence(text: str, limit: int = 200) -> str:
@@ -209,53 +203,39 @@ def heatmap_pair(exercise: str, heat: dict, mine: str = "your weights") -> str:
 
 # ---------------------------------------------------------------- one student's tests, read for display
 
-def _prefix(mistake: str, exercise: str) -> str:
-    """The start of a mistake's explanation, the same whatever numbers it quotes."""
-    if not known(mistake) or mistake == "crashed":
-        return ""
-    return explain(mistake, func=exercise)[:25]
+class Said(NamedTuple):
+    """What a failed check's message says besides its diagnosis: its own words, and the arrays
+    it compared."""
+    words: str
+    comparison: Comparison | None
+
+    def __bool__(self) -> bool:
+        return bool(self.words or self.comparison)
 
 
-def exercise_findings(exercise: str, tests: list[TestResult]) -> tuple[list[tuple[str, str]], dict[int, str]]:
+def exercise_findings(exercise: str, tests: list[TestResult]) -> tuple[list[tuple[str, str]], dict[int, Said]]:
     """For one exercise: its diagnoses, each once ((mistake, explanation) in the order first
-    met, numbers kept from the first test that quoted them), and per failed test the rest of
-    its message, with every explanation taken out and a message already shown left empty."""
+    met, with the numbers of the first test that quoted them, else the catalogue's words), and
+    per failed test what else it says, a message already shown left empty."""
     mistakes: list[str] = []
+    quoted: dict[str, str] = {}
     for t in tests:
         m = t.misconception
-        if m and t.status == "failed" and m not in mistakes and m != "crashed":
-            mistakes.append(m)
-    prefixes = {m: _prefix(m, exercise) for m in mistakes}
-    found: dict[str, str] = {}
-    details: dict[int, str] = {}
-    seen: set[str] = set()
+        if m and t.status == "failed" and m != "crashed":
+            if m not in mistakes:
+                mistakes.append(m)
+            if t.finding.explanation:
+                quoted.setdefault(m, t.finding.explanation)
+    details: dict[int, Said] = {}
+    seen: set[tuple[str, str]] = set()
     for k, t in enumerate(tests):
-        if t.status == "passed" or not t.output:
+        if t.status == "passed":
             continue
-        kept = []
-        for line in t.output.split("\n"):
-            hit = next((m for m, p in prefixes.items() if p and line.strip().startswith(p)), None)
-            if hit is None:  # the explanation may follow a first line ("causal_mask(3) is wrong.")
-                hit = next((m for m, p in prefixes.items() if p and p in line and line.strip().endswith(".")
-                            and len(line) > 80), None)
-            if hit is not None:
-                found.setdefault(hit, line.strip())
-            else:
-                kept.append(line)
-        rest = "\n".join(kept).strip()
-        if rest in seen:
-            rest = ""
-        seen.add(rest)
-        details[k] = rest
-    return [(m, found.get(m) or explain(m, func=exercise)) for m in mistakes], details
-
-
-def split_output(output: str) -> tuple[str, str]:
-    """The results' output as (problems with the submission, what the code printed)."""
-    m = re.search(r"(?:^|\n)Your code printed[^\n]*:\n", output)
-    if not m:
-        return output.strip(), ""
-    return output[: m.start()].strip(), output[m.end():]
+        said = Said(t.detail.strip(), t.finding.comparison)
+        key = (said.words, said.comparison.text() if said.comparison else "")
+        details[k] = Said("", None) if key in seen else said
+        seen.add(key)
+    return [(m, quoted.get(m) or explain(m, func=exercise)) for m in mistakes], details
 
 
 RESTARTED = re.compile(r"\n*--- restarted after [^\n]*---\n")  # the sandbox's marker (sandbox/handle.py)
@@ -291,18 +271,19 @@ def by_exercise(results: Results) -> dict[str, list[TestResult]]:
     return out
 
 
-def nothing_ran(results: Results) -> str:
-    """The one reason every check failed for, when there is one (a notebook that could not be
-    read, a file that was not a file): the page says it once, not on every check."""
-    outputs = {t.output for t in results.tests}
-    if (len({t.exercise for t in results.tests}) > 1 and all(t.status == "failed" for t in results.tests)
-            and len(outputs) == 1):
-        return outputs.pop()
-    return ""
+def nothing_ran(results: Results) -> bool:
+    """Every check failed because nothing in the submission could be run (a notebook that
+    could not be read, a file that was not a file): the page says so once, not on every check."""
+    return bool(results.tests) and all(t.kind is Kind.NOT_RUN for t in results.tests)
+
+
+def why_nothing_ran(results: Results) -> list[str]:
+    """The reasons a submission nothing of which ran: its problems, else its checks' words."""
+    return [p for p in results.problems if p.strip()] or [results.tests[0].detail]
 
 
 def fix_line(exercise: str, tests: list[TestResult], diagnoses: list[tuple[str, str]],
-             details: dict[int, str]) -> str:
+             details: dict[int, Said]) -> str:
     """One line naming what went wrong in an exercise, as HTML."""
     if diagnoses:
         m, text = diagnoses[0]
@@ -310,8 +291,10 @@ def fix_line(exercise: str, tests: list[TestResult], diagnoses: list[tuple[str, 
         return f"<span class='tag'>{escape(label(m))}</span>{markdown(first_sentence(plain(text)))}{more}"
     failed = next(k for k, t in enumerate(tests) if t.status == "failed")
     t = tests[failed]
-    why = details.get(failed) or t.output
-    if t.output.startswith("running ") and "no result came back" in t.output:
+    said = details.get(failed)
+    why = (said.words or (said.comparison.headline() if said.comparison else "")) if said else ""
+    why = why or t.output
+    if t.kind in NO_RESULT_KINDS:
         return f"<span class='tag bad'>crashed</span>{markdown(first_sentence(plain(why)))}"
     if t.misconception == "crashed":
         return f"<span class='tag bad'>raised an error</span>{markdown(first_sentence(plain(why)))}"
@@ -320,6 +303,7 @@ def fix_line(exercise: str, tests: list[TestResult], diagnoses: list[tuple[str, 
 
 # ---------------------------------------------------------------- the page
 
+# The sandbox's words for a cell that raised or hung (sandbox/handle.py), after its label.
 _CELL_PROBLEM = re.compile(r"cell \d+ (raised (.{12,}?)|ran past the [\d.]+ s time limit)( and was skipped)?$")
 
 
@@ -332,31 +316,28 @@ def related(problem: str, groups: dict[str, list[TestResult]]) -> str:
     if m.group(2):
         msg = m.group(2)[:60]
         hits = [e for e, ts in groups.items()
-                if any(t.status == "failed" and f"raised {msg}" in t.output for t in ts)]
+                if any(t.kind is Kind.RAISED and t.finding.error.startswith(msg) for t in ts)]
         return f" (the error {hits[0]} raises: see {hits[0]} below)" if len(hits) == 1 else ""
     hung = [e for e, ts in groups.items() if any(t.misconception == "timeout" for t in ts)]
     return f" ({hung[0]} also ran past the time limit: see {hung[0]} below)" if len(hung) == 1 else ""
 
 
-_TABLE_LINE = re.compile(r"\s*(yours\b|expected\b|\.\.\.|[-+]?(\d|nan|inf))")
-
-
-def detail_html(text: str) -> str:
-    """A check's message: sentences as wrapping text, the side-by-side arrays as a block that
-    keeps its columns (and scrolls sideways inside itself on a narrow screen)."""
-    blocks: list[tuple[bool, list[str]]] = []
-    for line in text.split("\n"):
-        table = bool(_TABLE_LINE.match(line))
-        if blocks and blocks[-1][0] == table:
-            blocks[-1][1].append(line)
-        else:
-            blocks.append((table, [line]))
+def detail_html(said: Said) -> str:
+    """A check's message beyond its diagnosis: its words (a block that keeps the lines and
+    columns a judge wrote), then the arrays compared, their counts as a sentence and the rows
+    as a block that keeps its columns (and scrolls sideways inside itself on a narrow screen)."""
     out = []
-    for table, lines in blocks:
+    if said.words:
+        lines = said.words.split("\n")
+        if len(lines) == 1:
+            out.append(f"<p class='why'>{escape(plain(lines[0]))}</p>")
+        else:
+            out.append(f"<pre class='said'>{escape(plain(said.words))}</pre>")
+    if said.comparison is not None:
+        out.append(f"<p class='why'>{escape(said.comparison.headline())}</p>")
+        table = said.comparison.table()
         if table:
-            out.append(f"<pre class='arrays'>{escape(chr(10).join(lines))}</pre>")
-        elif any(x.strip() for x in lines):
-            out.append(f"<p class='why'>{escape(' '.join(x.strip() for x in lines if x.strip()))}</p>")
+            out.append(f"<pre class='arrays'>{escape(table)}</pre>")
     return f"<div class='detail'>{''.join(out)}</div>"
 
 
@@ -364,7 +345,7 @@ def feedback_html(student: str, assignment: str, results: Results) -> str:
     """Everything from the submission or the results is HTML-escaped; the name is also made
     readable (a newline or a byte that is not UTF-8 shows as an escape)."""
     student = readable(student)
-    problems, printed = split_output(results.output)
+    problems, printed = [p for p in results.problems if p.strip()], results.printed
     groups = by_exercise(results)
     common = nothing_ran(results)
     body = [f"<h1>{escape(assignment)}: feedback for {escape(student)}</h1>"]
@@ -380,7 +361,7 @@ def feedback_html(student: str, assignment: str, results: Results) -> str:
     verdict = [f"<section class='verdict' aria-label='verdict'><p class='big'>{results.score:g} / "
                f"{results.max_score:g}</p>"]
     if common:
-        why = "".join(f"<li>{markdown(plain(line))}</li>" for line in (problems or common).split("\n") if line.strip())
+        why = "".join(f"<li>{markdown(plain(line))}</li>" for line in why_nothing_ran(results) if line.strip())
         verdict.append(f"<h2>What to fix</h2><p><strong>Nothing in your submission could be run</strong>, so no "
                        f"check could pass:</p><ul>{why}</ul>")
     elif fixes:
@@ -390,8 +371,7 @@ def feedback_html(student: str, assignment: str, results: Results) -> str:
     verdict.append("</section>")
     body += verdict
     if problems and not common:
-        lines = "".join(f"<li>{markdown(plain(line))}{escape(related(line, groups))}</li>"
-                        for line in problems.split("\n") if line.strip())
+        lines = "".join(f"<li>{markdown(plain(line))}{escape(related(line, groups))}</li>" for line in problems)
         body.append(f"<h2>About your submission</h2><ul>{lines}</ul>")
 
     for e, ts in groups.items():
@@ -413,9 +393,9 @@ def feedback_html(student: str, assignment: str, results: Results) -> str:
             ok = t.status == "passed"
             mark = "<span class='pass'>✔ pass</span>" if ok else "<span class='fail'>✘ fail</span>"
             item = f"<li>{mark} {escape(t.title)} <small class='muted'>({t.score:g}/{t.max_score:g})</small>"
-            detail = "" if ok or common else details.get(k, "")
+            detail = None if ok or common else details.get(k)
             if detail:
-                item += detail_html(plain(detail))
+                item += detail_html(detail)
             items.append(item + "</li>")
         body.append(f"<ul class='checks'>{''.join(items)}</ul></section>")
 

@@ -1,4 +1,5 @@
-"""grades.csv: one row per student, sorted, with each exercise's points.
+"""grades.csv: one row per student, sorted, with each exercise's points; changes.csv: one
+row per regraded student.
 
 The file is opened in spreadsheets, so no cell may start a formula: a text cell that
 starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'``
@@ -14,7 +15,7 @@ import io
 import re
 from collections.abc import Iterable, Sequence
 
-from ..class_results import StudentRow
+from ..class_results import ScoreChange, StudentRow
 from ..names import readable
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -47,3 +48,19 @@ def neutralise(cell: str) -> str:
 
 def _num(x: float) -> str:
     return f"{x:g}"
+
+
+def changes_csv(changes: list[ScoreChange]) -> str:
+    """changes.csv: one row per regraded student, sorted: the score before and after, the
+    difference, why they were regraded, and each exercise whose points moved."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["student", "old_score", "new_score", "max_score", "change", "why", "exercises"])
+    for c in sorted(changes, key=lambda c: c.student):
+        moved = "; ".join(f"{name} {old:g} -> {'not graded' if new is None else f'{new:g}'}"
+                          for name, (old, new) in c.exercises.items())
+        writer.writerow([neutralise(readable(c.student)), f"{c.old_score:g}",
+                         "" if c.new_score is None else f"{c.new_score:g}", f"{c.max_score:g}",
+                         "" if c.new_score is None else f"{c.new_score - c.old_score:+g}",
+                         neutralise(c.why), neutralise(moved)])
+    return buf.getvalue()

@@ -1,0 +1,109 @@
+"""Where a run's students are graded: the ``Pool`` protocol, and ``LocalPool``, worker
+processes on this machine (cluster.py's ``DaskPool`` is the other). Each worker process owns
+one sandbox and writes its students' files itself, atomically, the moment they are graded."""
+from __future__ import annotations
+
+import ctypes
+import multiprocessing
+import os
+import signal
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Protocol
+
+from .errors import GraderError, failure_text
+from .sandbox.confine import PR_SET_PDEATHSIG
+from .tasks import Job, Outcome, RunSettings, grade_task, store, task_for
+
+SNAPSHOTS = ".snapshots"  # in OUTDIR: each worker's copy of the bytes it grades (hidden from the sandbox)
+
+
+class Pool(Protocol):
+    """Where a run's students are graded: ``LocalPool`` (processes on this machine) or
+    ``cluster.DaskPool`` (a Dask cluster's workers). run_batch decides who is graded, in which
+    run, and keeps the books (changes, gradebook, progress, reports); a pool only grades and
+    hands back each student's Outcome, in any order, after their files are written."""
+
+    def start(self, todo: list[Job], settings: RunSettings) -> None:
+        """Begin grading ``todo``; after this, this process may open connections a fork would copy."""
+
+    def outcomes(self) -> Iterator[tuple[Job, Outcome]]:
+        """Each job with its outcome, as it finishes; a student's files are on disk when it comes."""
+
+    def close(self, cancel: bool = False) -> None:
+        """Stop (``cancel``: now, dropping what is not done; a re-run grades it)."""
+
+    def describe(self) -> dict[str, str]:
+        """The dashboard's settings lines: where the class was graded."""
+
+
+_sandbox = None
+_hide: list[str] = []
+
+
+def _start_worker(hide: list[str]) -> None:
+    global _hide
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a worker dies with the batch, even when SIGKILLed
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the batch's to handle
+    _hide = hide
+    try:
+        _worker_sandbox()
+    except GraderError:
+        pass  # each student tries again, and a failure is reported as theirs to regrade
+
+
+def _worker_sandbox():
+    global _sandbox
+    if _sandbox is None:
+        from .sandbox import Sandbox
+
+        _sandbox = Sandbox(hide=_hide)
+    return _sandbox
+
+
+def _grade_one(job: Job, settings: RunSettings) -> Outcome:
+    try:
+        scratch = Path(settings.out) / SNAPSHOTS / str(os.getpid())
+        scratch.mkdir(parents=True, exist_ok=True)
+        return store(Path(settings.out), grade_task(task_for(job, settings), _worker_sandbox(), scratch))
+    except Exception as e:  # noqa: BLE001 - the grader's failure: reported, not stored as a grade
+        return Outcome(job.entry.student, failure=failure_text(e))
+
+
+class LocalPool:
+    """Worker processes on this machine, forked from the batch (so they die with it), each
+    owning one sandbox and writing its students' files itself."""
+
+    def __init__(self, jobs: int | None = None):
+        self.requested = jobs
+        self.jobs = 0
+        self.pool: ProcessPoolExecutor | None = None
+        self.futures: dict = {}
+
+    def start(self, todo: list[Job], settings: RunSettings) -> None:
+        self.jobs = max(1, min(self.requested or os.cpu_count() or 1, len(todo) or 1))
+        if not todo:
+            return
+        self.pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_start_worker,
+                                        initargs=(list(settings.hide),),
+                                        mp_context=multiprocessing.get_context("fork"))  # not 3.14's forkserver
+        # Every worker is forked by the first submit (fork start method).
+        self.futures = {self.pool.submit(_grade_one, job, settings): job for job in todo}
+
+    def outcomes(self) -> Iterator[tuple[Job, Outcome]]:
+        for future in as_completed(self.futures):
+            job = self.futures[future]
+            try:
+                outcome = future.result()
+            except Exception as e:  # noqa: BLE001 - a worker died (BrokenProcessPool): the grader's failure
+                outcome = Outcome(job.entry.student, failure=f"a grading worker died ({failure_text(e)})")
+            yield job, outcome
+
+    def close(self, cancel: bool = False) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=not cancel, cancel_futures=cancel)  # Ctrl-C: stop now; a re-run resumes
+            self.pool = None
+
+    def describe(self) -> dict[str, str]:
+        return {"worker processes": str(self.jobs)}

@@ -1,0 +1,208 @@
+"""What a check found travels typed (results.Finding: how it ended, the explanation apart
+from the other words, the arrays compared), from the judge to the results file and back,
+and grading one file does not go through the batch."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autograder import misconceptions
+from autograder.checks import Call, Check, Fail, Spec, compare, failed, matches_reference, raised, returned, run_judge
+from autograder.crashes import NO_RESULT, Ended, clause
+from autograder.grade import grade, to_test_result
+from autograder.results import Comparison, Finding, Kind, Results, from_json
+from autograder.sandbox import ExerciseRun, SandboxResult
+from autograder.sandbox.frames import CallOutcome
+from test_engine_knows_no_chapter import imports
+
+ROOT = Path(__file__).resolve().parent.parent
+CORRECT = ROOT / "tests" / "submissions" / "ps2" / "correct_straightforward.py"
+SDPA = "scaled_dot_product_attention"
+
+
+def fail_of(judge) -> Fail:
+    try:
+        judge()
+    except Fail as f:
+        return f
+    raise AssertionError("the judge did not fail")
+
+
+def check_of(judge, func: str = SDPA) -> Check:
+    return Check(func, Spec("a check", 1), (Call(func, (np.zeros((2, 2)),)),), judge)
+
+
+# ---------------------------------------------------------------- how a call ended
+
+@pytest.mark.parametrize("outcome, kind, mistake", [
+    (CallOutcome.raised("ValueError", "ValueError: bad shapes", "line 3"), Kind.RAISED, "crashed"),
+    (CallOutcome.raised("NotImplementedError", "NotImplementedError"), Kind.NOT_IMPLEMENTED, "not_implemented"),
+    (CallOutcome.raised("NameError", f"no function named {SDPA} was defined"), Kind.UNDEFINED, None),
+    (CallOutcome.malformed("a call's record with the fields ['x']"), Kind.MALFORMED, "crashed"),
+])
+def test_what_came_back_says_how_the_call_ended(outcome, kind, mistake):
+    verdict = fail_of(lambda: returned(outcome, SDPA)).verdict
+    assert (verdict.kind, verdict.misconception) == (kind, mistake)
+    assert verdict.finding.error == (outcome.message if kind is Kind.RAISED else "")
+
+
+def test_a_check_that_wants_an_exception_of_a_missing_function_says_it_is_missing():
+    missing = CallOutcome.raised("NameError", f"no function named {SDPA} was defined")
+    verdict = fail_of(lambda: raised(missing, SDPA, "ValueError", "for a bad shape")).verdict
+    assert verdict.kind is Kind.UNDEFINED and "is not defined in your submission" in verdict.message
+
+
+class StubSandbox:
+    def __init__(self, run):
+        self.make = run
+
+    def run(self, cells, exercises, timeout, memory):
+        return SandboxResult({name: self.make(len(calls)) for name, calls in exercises}, [], "", 0.1)
+
+
+@pytest.mark.parametrize("run, kind, ended", [
+    (lambda n: ExerciseRun("timeout"), Kind.TIMEOUT, ""),
+    (lambda n: ExerciseRun("crashed", detail=f"{clause(Ended('crash', 11))}, so {NO_RESULT}",
+                           ended=Ended("crash", 11)), Kind.CRASHED, "crash"),
+    (lambda n: ExerciseRun("malformed", detail="sent back something that is not a result"), Kind.UNTRUSTED, ""),
+    (lambda n: ExerciseRun("ok", (CallOutcome.returned(1.0),) * (n + 1)), Kind.UNTRUSTED, ""),
+])
+def test_an_exercise_that_sent_no_usable_result_says_how_it_ended(run, kind, ended):
+    results = grade(CORRECT, "ps2", sandbox=StubSandbox(run), student="ada", timeout=2)
+    assert {t.kind for t in results.tests} == {kind}
+    assert {t.finding.ended for t in results.tests} == {ended}
+    if kind is Kind.TIMEOUT:
+        assert all(t.finding.numbers == {"limit": 2} and t.finding.explanation == t.output for t in results.tests)
+
+
+# ---------------------------------------------------------------- the explanation apart from the other words
+
+def test_a_diagnosed_difference_keeps_its_parts():
+    got, expected = np.full((3, 3), 0.5), np.eye(3)
+    comparison = compare(got, expected, f"{SDPA}'s weights", 1e-6, 1e-6)
+    verdict = failed(mistake="scale_by_dk", func=SDPA, numbers={"d_k": 16}, comparison=comparison).verdict
+    f = verdict.finding
+    assert f.explanation == misconceptions.explain("scale_by_dk", func=SDPA, d_k=16) and f.detail == ""
+    assert f.numbers == {"d_k": 16} and f.comparison.differ == 9 and f.comparison.got[0] == (0.5, 0.5, 0.5)
+    assert verdict.message == f.explanation + "\n" + comparison.text()
+
+
+def test_a_judge_that_writes_the_explanation_into_its_own_words_has_it_kept_apart():
+    def judge(outcomes, ref):
+        said = misconceptions.explain("scale_by_dk", func=SDPA, d_k=4)
+        raise Fail(f"{SDPA}(X) is wrong.\n{said}\nyours   expected", "scale_by_dk")
+    verdict = run_judge(check_of(judge), [CallOutcome.returned(np.zeros(2))], None)
+    assert verdict.finding.explanation == misconceptions.explain("scale_by_dk", func=SDPA, d_k=4)
+    assert verdict.finding.detail == f"{SDPA}(X) is wrong.\nyours   expected"
+    assert verdict.finding.numbers == {"d_k": 4}
+    assert verdict.message.startswith(f"{SDPA}(X) is wrong.")  # the student reads what the judge wrote
+
+
+def test_a_judge_that_rewords_the_explanation_keeps_its_message_whole():
+    def judge(outcomes, ref):
+        misconceptions.explain("scale_by_dk", func=SDPA, d_k=4)
+        raise Fail("divided by the wrong number", "scale_by_dk")
+    verdict = run_judge(check_of(judge), [CallOutcome.returned(np.zeros(2))], None)
+    assert verdict.finding is None and verdict.message == "divided by the wrong number"
+
+
+def test_a_judges_own_words_are_not_read_for_an_explanation_it_did_not_give():
+    text = misconceptions.explain("scale_by_dk", func=SDPA, d_k=4)  # said outside the judge
+
+    def judge(outcomes, ref):
+        raise Fail(text + "\nmore", "scale_by_dk")
+    verdict = run_judge(check_of(judge), [CallOutcome.returned(np.zeros(2))], None)
+    assert verdict.finding is None
+
+
+def test_a_reference_mismatch_names_the_mistake_with_its_numbers_and_the_arrays():
+    from autograder.reference import Answers, load
+
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.standard_normal((4, 16)) for _ in range(3))
+    call = Call(SDPA, (Q, K, V))
+    scores = Q @ K.T / 16  # divided by d_k, not sqrt(d_k)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    judge = matches_reference(call, pick=lambda v: v[1] if isinstance(v, tuple) else v, what="weights")
+    verdict = run_judge(check_of(judge), [CallOutcome.returned((weights @ V, weights))], Answers(load()))
+    assert verdict.misconception == "scale_by_dk" and verdict.finding.numbers.get("d_k") == 16
+    assert verdict.finding.explanation and verdict.finding.comparison.got_shape == (4, 4)
+    assert verdict.message == verdict.finding.text()
+
+
+# ---------------------------------------------------------------- the results file
+
+@pytest.mark.parametrize("expected", [np.eye(2), np.array([[0.0, 0.0], [0.0, -np.inf]])], ids=["finite", "a mask"])
+def test_a_finding_survives_the_results_file_with_nan_and_infinities(expected):
+    got = np.array([[np.nan, np.inf], [-np.inf, 0.5]])
+    comparison = compare(got, expected, "softmax's output", 1e-6, 1e-6)
+    test = to_test_result("softmax", Spec("a", 1), failed("its rows do not sum to 1", comparison=comparison).verdict)
+    back = from_json(Results(0, 1, 0.1, ["a problem"], [test], printed="hi\n").to_json()).tests[0]
+    c = back.finding.comparison
+    assert back.kind is Kind.WRONG and back.finding.detail == "its rows do not sum to 1"
+    assert math.isnan(c.got[0][0]) and c.got[0][1] == math.inf and c.got[1][0] == -math.inf
+    assert c.largest == (math.inf if np.isinf(expected).any() else 0.5)  # 0.5 against -inf, or against 1
+    assert dataclasses.replace(c, got=()) == dataclasses.replace(comparison, got=())  # nan is no number to compare
+    assert c.text() == comparison.text() and back.output == test.output
+
+
+def test_problems_and_printing_are_kept_apart_and_make_the_output():
+    results = Results(0, 0, 0.1, ["cell 2 raised NameError: x"], [], printed="Your code printed:\nfake\n",
+                      printed_cut=True)
+    back = from_json(results.to_json())
+    assert back.problems == ["cell 2 raised NameError: x"] and back.printed == results.printed and back.printed_cut
+    assert back.output == results.output and back.output.startswith("cell 2 raised NameError: x\nYour code printed")
+
+
+def test_a_results_file_of_an_earlier_grader_reads_with_only_passed_or_failed():
+    doc = {"score": 0, "max_score": 1, "execution_time": 0.1, "output": "a problem\nanother", "extra_data": {},
+           "tests": [{"name": "softmax: a", "score": 0, "max_score": 1, "status": "failed", "output": "no",
+                      "visibility": "visible", "tags": ["exercise:softmax"], "extra_data": {}}]}
+    results = from_json(json.dumps(doc))
+    assert results.problems == ["a problem", "another"] and results.tests[0].kind is Kind.WRONG
+    assert results.tests[0].detail == "no"
+
+
+@pytest.mark.parametrize("finding", [{"kind": "exploded"}, {"kind": "wrong", "numbers": [1]}, "wrong",
+                                     {"kind": "wrong", "comparison": {"what": "x"}}, {"kind": "raised", "error": 3}])
+def test_a_finding_that_does_not_read_is_only_passed_or_failed(finding):
+    doc = {"score": 0, "max_score": 1, "execution_time": 0.1, "output": "", "extra_data": {"problems": []},
+           "tests": [{"name": "softmax: a", "score": 0, "max_score": 1, "status": "failed", "output": "no",
+                      "visibility": "visible", "tags": ["exercise:softmax"], "extra_data": {"finding": finding}}]}
+    assert from_json(json.dumps(doc)).tests[0].finding == Finding(Kind.WRONG)
+
+
+def test_a_finding_with_an_explanation_says_what_else_its_message_holds():
+    with pytest.raises(ValueError):
+        Finding(Kind.WRONG, "an explanation")
+    with pytest.raises(ValueError):
+        Finding(Kind.WRONG, comparison=Comparison("x", (1,), (2,)))
+
+
+# ---------------------------------------------------------------- grading one file
+
+def reached(start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo += imports(m)
+    return seen
+
+
+@pytest.mark.parametrize("face", ["autograder.graded", "autograder.grade", "autograder.gradescope.run",
+                                  "autograder.pytest_plugin", "autograder.nbgrader_bridge"])
+def test_grading_one_file_does_not_go_through_the_batch(face):
+    assert "autograder.batch" not in reached(face)
+
+
+def test_the_reports_read_the_results_model_not_the_batch():
+    for report in ("autograder.report.feedback", "autograder.report.dashboard", "autograder.report.table"):
+        assert "autograder.batch" not in reached(report) and "autograder.results" in reached(report)
