@@ -383,7 +383,7 @@ def test_notebooks_import_the_worked_inputs_rather_than_type_them(assignment):
     code = "\n".join(body for kind, _, body in cells if kind in ("code", "given"))
     assert "from attention_course.worked_inputs import" in code
     assert [p for p in TYPED if re.search(p, code)] == []
-    modules = [ROOT / "autograder" / "exercises" / f"{n}.py" for n in
+    modules = [ROOT / "attention_course" / "exercises" / f"{n}.py" for n in
                ("raw_self_attention", "wired_attention", "scaled_dot_product_attention", "attention_shapes",
                 "previous_token_head", "score_spread", "causal_mask")]
     assert [str(m) for m in modules if any(re.search(p, m.read_text()) for p in TYPED)] == []
