@@ -98,6 +98,31 @@ EXPLANATIONS = {
         "of the key projection, k = x W_K + b_K, and rotary positions rotate that whole key: "
         "rope(K + b_K). Rotated by an angle that depends on the key's position, the bias adds a "
         "different amount to each score, and stops being harmless."),
+    "keys_shared": (
+        "Your queries share their keys: every row of scores uses the same n_keys keys (or the same "
+        "query), so each call measures one draw of keys, not n_rows of them, and its numbers move from "
+        "seed to seed far more than the statistics allow. Draw each query's own keys: an array of "
+        "shape (n_rows, n_keys, d), beside queries of shape (n_rows, 1, d)."),
+    "rng_ignored": (
+        "Your numbers do not come from the rng you are given: the same seed should give the same "
+        "numbers, and another seed other numbers. Draw every random number with rng.standard_normal(...); "
+        "don't make a generator of your own, and don't use np.random.seed or the global np.random functions."),
+    "mask_filled_finite": (
+        "Your mask hides a key with a large finite number instead of -inf: a key whose score is "
+        "larger still then wins anyway. Add the mask as it is given: -inf + any score is still -inf, "
+        "and exp(-inf) is exactly 0."),
+    "mask_renormalised": (
+        "You took the softmax of the unmasked scores, then zeroed the hidden keys and renormalised. "
+        "When a hidden key has the row's largest score, every visible weight has already underflowed "
+        "to 0, and the row becomes 0/0 = nan; and a mask's finite entries (-1e9, say) are not "
+        "applied at all. Add the mask to the scores before the softmax."),
+    "scale_zero_ignored": (
+        "A scale of 0.0 was taken for no scale: `scale or 1/sqrt(d_k)` replaces 0.0, which is false, "
+        "by the default. Test `scale is None`; a scale of 0 makes every score 0 and the weights uniform."),
+    "d_head_from_d_model": (
+        "Each head's width was worked out from d_model (X's last axis) instead of from the projections: "
+        "W_Q has n_heads * d_head columns, and d_head need not be d_model / n_heads. Use "
+        "d_head = W_Q.shape[1] // n_heads."),
     "induction_keyed_on_token": (
         "Layer 2 reads the token in the keys instead of the prev slot. Then the current token "
         "finds earlier copies of itself and copies them, which predicts the current token again, "

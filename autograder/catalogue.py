@@ -28,6 +28,21 @@ class Mistake:
     id: str  # the misconception (CONTRACTS.md's table)
     edit: Edit
     label: str = ""  # tells apart two entries of one id for one exercise
+    # Exercise -> why no visible check of it can see this mistake there (written as a dict; kept
+    # as sorted pairs, so that an entry stays hashable). The adequacy test (course contract)
+    # fails wherever a mistake passes every visible check of an exercise it reaches, unless
+    # this names that exercise; and where it names one whose visible checks do see it.
+    visible_blind: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self):
+        pairs = tuple(sorted(dict(self.visible_blind).items()))
+        if not all(isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in pairs):
+            raise ValueError(f"{self.name}: visible_blind maps an exercise to a reason, in words")
+        object.__setattr__(self, "visible_blind", pairs)
+
+    def blind_reason(self, exercise: str) -> str:
+        """Why no visible check of ``exercise`` can see this mistake ('' where one must)."""
+        return dict(self.visible_blind).get(exercise, "")
 
     @property
     def name(self) -> str:

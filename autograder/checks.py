@@ -215,6 +215,10 @@ def output_differs(call: Call, value, ref) -> str:
         pairs = [(value, expected)]
     for i, (got, want) in enumerate(pairs):
         label = f"part {i + 1} of the result" if len(pairs) > 1 else "the result"
+        if isinstance(want, (float, np.floating)):  # a measured number (key_bias_effect's, say)
+            if not (isinstance(got, (float, np.floating)) and not isinstance(got, bool)):
+                return f"{label} is {describe_value(got)}, not a float."
+            got, want = np.array([got], dtype=np.float64), np.array([want], dtype=np.float64)
         if not (isinstance(got, np.ndarray) and got.dtype.kind == "f"):
             return f"{label} is {describe_value(got)}, not a float array."
         want = np.asarray(want)
@@ -404,17 +408,21 @@ def all_of(*judges):
     return judge
 
 
-def provided(judge, guard, why: str):
-    """``judge`` on the check's first calls, counting only if ``guard`` passes on its last call.
+def provided(judge, guard, why: str, last: int = 1):
+    """``judge`` on the check's first calls, counting only if ``guard`` passes on its ``last``
+    calls (one by default).
 
     For a check whose own inputs a wrong answer can satisfy (the T = 1 case, where attention
     has one token to look at; a ValueError, which raising always gives): the guard is a call
     where only real work is right, so shape-only work earns nothing.
     """
+    if last < 1:
+        raise ValueError("provided() guards on one call or more")
+
     def judged(outcomes, ref):
-        verdict = passed(judge(outcomes[:-1], ref))
+        verdict = passed(judge(outcomes[:-last], ref))
         try:
-            passed(guard(outcomes[-1:], ref))
+            passed(guard(outcomes[-last:], ref))
         except Fail as f:
             raise led(why, f.verdict) from None
         return verdict

@@ -53,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str]) -> int:
     if argv[:1] == ["notebooks"]:  # the course author's: no grading, its own short line
         return _notebooks(argv[1:])
+    if argv[:1] == ["adequacy"]:  # the course author's too
+        return _adequacy(argv[1:])
     if argv[:1] == ["pytest"]:  # its own parser: node ids may follow the options, as for pytest
         from .pytest_face import main as pytest_main
 
@@ -112,6 +114,8 @@ def _main(argv: list[str]) -> int:
     add_pytest(sub)
     sub.add_parser("notebooks", help="(course authors) build source/ and the worked examples from templates/; "
                    "--release also assignments/")
+    sub.add_parser("adequacy", help="(course authors) which checks, visible and hidden, fail and name each "
+                   "catalogued mistake; --out DIR also writes adequacy.csv and adequacy.html")
     args = parser.parse_args(argv)
     if args.command in ("gradescope", "export", "lti"):
         try:
@@ -139,6 +143,42 @@ def _main(argv: list[str]) -> int:
         # Exit now rather than wait for the workers' current submissions: they die with us,
         # and every file already on disk is whole (atomic writes).
         os._exit(130)
+
+
+def _adequacy(argv: list[str]) -> int:
+    from . import adequacy
+
+    parser = argparse.ArgumentParser(prog="autograder adequacy", description=adequacy.__doc__.split("\n\n")[0])
+    parser.add_argument("--students", type=int, default=adequacy.STUDENTS,
+                        help=f"students' draws per hidden check (default {adequacy.STUDENTS})")
+    parser.add_argument("--out", type=Path, metavar="DIR",
+                        help="also write adequacy.csv and adequacy.html here (a grade-batch's --out, say: "
+                             "beside class.html)")
+    args = parser.parse_args(argv)
+    if args.students < 1:
+        print("autograder: --students must be at least 1", file=sys.stderr)
+        return 2
+    from .errors import GraderError
+
+    try:
+        matrix = adequacy.compute(args.students)
+    except GraderError as e:
+        print(f"autograder: {e}", file=sys.stderr)
+        return 1
+    sys.stdout.write(adequacy.text(matrix))
+    if args.out is not None:
+        from .report.adequacy import csv_text, html
+        from .results import write_atomic
+
+        write_atomic(args.out / "adequacy.csv", csv_text(matrix))
+        write_atomic(args.out / "adequacy.html", html(matrix))
+        print(f"Written: {args.out}/adequacy.csv, {args.out}/adequacy.html")
+    owed = [r for r in matrix.blind if not r.blind_reason]
+    if owed or matrix.unstable:
+        print(f"autograder: {len(owed)} mistake(s) pass every visible check with no reason given, "
+              f"{len(matrix.unstable)} lose points that depend on the draw", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _notebooks(argv: list[str]) -> int:

@@ -31,6 +31,16 @@ class MapWords:
 
 
 @dataclass(frozen=True)
+class Boundary:
+    """One edge of an exercise's contract, written beside its declaration: an argument (or
+    the inputs, or the dtype) and a value or case at the limit of what it may be, and the
+    checks, by title, that try it. The course contract suite holds every title to a check."""
+    argument: str  # "scale", "mask", "X", "dtype", "inputs", ...
+    case: str  # "0.0: honoured (uniform weights), not taken for None"
+    checks: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Exercise:
     name: str  # the function a student writes
     assignment: str  # the problem set it belongs to
@@ -38,6 +48,8 @@ class Exercise:
     # Numbers an explanation of a mistake can quote, read off a call's inputs ({"d_k": 16}).
     numbers: Callable[[Call], dict] = field(default=no_numbers, repr=False, compare=False)
     map_words: MapWords = field(default=MapWords(), compare=False)
+    # The contract's domain: every argument's allowed values and boundaries, each with its checks.
+    domain: tuple[Boundary, ...] = field(default=(), compare=False)
 
     @cached_property
     def specs(self) -> tuple[Spec, ...]:

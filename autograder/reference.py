@@ -29,6 +29,8 @@ class Reference:
     variants: dict[str, tuple[tuple[str, Callable], ...]]
     catalogue: tuple = ()  # solutions/mistakes.py's entries (autograder.catalogue.Mistake)
     edited: dict[str, Callable] = field(default_factory=dict)  # an entry's name -> its edited function
+    # an entry's name -> {exercise: its function with the edit}: its own and each caller's
+    reaches: dict[str, dict[str, Callable]] = field(default_factory=dict)
 
     def solution(self, func: str) -> Callable:
         return self.functions[func]
@@ -87,6 +89,7 @@ def load() -> Reference:
     catalogue = importlib.import_module(f"{PACKAGE}.mistakes").MISTAKES
     own: dict[str, list] = {}
     edited: dict[str, Callable] = {}
+    reaches: dict[str, dict[str, Callable]] = {}
     inherited: dict[str, list] = {}
     for n, mistake in enumerate(catalogue):
         if mistake.func not in sources:
@@ -94,11 +97,13 @@ def load() -> Reference:
         module = _edited_module(sources[mistake.func], mistake, n)
         own.setdefault(mistake.func, []).append((mistake.id, module[mistake.func]))
         edited[mistake.name] = module[mistake.func]
+        reaches[mistake.name] = {mistake.func: module[mistake.func]}
         for caller in callers(sources[mistake.func], mistake.func):
             inherited.setdefault(caller, []).append((mistake.id, module[caller]))
+            reaches[mistake.name][caller] = module[caller]
     # A function's own mistakes come before those it inherits from a function it calls.
     variants = {f: tuple(own.get(f, []) + inherited.get(f, [])) for f in {*own, *inherited}}
-    return Reference(functions, variants, tuple(catalogue), edited)
+    return Reference(functions, variants, tuple(catalogue), edited, reaches)
 
 
 def _edited_module(source: str, mistake, n: int) -> dict:

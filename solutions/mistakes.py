@@ -7,17 +7,30 @@ sample class and the test corpus hand in the same edits as students' answers
 (examples/make_class.py). Hidden like the solutions: each is one edit away from a right answer.
 Entries of one exercise are tried in this order; put the more specific first.
 """
-from autograder.catalogue import Mistake, swap
+from autograder.catalogue import Mistake, after_docstring, swap
 
 NAIVE_SOFTMAX = "np.exp(scores) / np.exp(scores).sum(axis=-1, keepdims=True)"  # overflows past ~709
 SDPA_CALL = "scaled_dot_product_attention(Q, K, V)"
 
+# Where a mistake reaches an exercise (through a function it calls) and changes nothing it
+# computes there, or nothing any check can afford to draw: why no visible check sees it.
+AXIS_MINUS_ONE = "{} calls softmax with axis=-1 only, where ignoring the axis is right"
+SPREAD_IN_RANGE = ("score_spread's scores are q . k of N(0, 1) vectors, about N(0, d): exp() of one overflows "
+                   "(or a row falls 745 below another's maximum) only at widths near 10^5, whose draws would "
+                   "cost more than the rest of the set's grading")
+NO_MASK = "attention_with_biases passes no mask to scaled_dot_product_attention"
+NO_SCALE = "{} passes no scale to {}, so 0.0 never arrives"
+SOFTMAX_REACHES = {"raw_self_attention", "wired_attention", "score_spread"}
+
 MISTAKES = (
     # ps1 ---------------------------------------------------------------------------------
     Mistake("softmax", "axis_ignored",
-            swap("S.max(axis=axis,", "S.max(axis=-1,", "e.sum(axis=axis,", "e.sum(axis=-1,")),
-    Mistake("softmax", "softmax_global_max", swap("S.max(axis=axis, keepdims=True)", "S.max()")),
-    Mistake("softmax", "unstable_softmax", swap("e = np.exp(shifted)", "e = np.exp(S)")),
+            swap("S.max(axis=axis,", "S.max(axis=-1,", "e.sum(axis=axis,", "e.sum(axis=-1,"),
+            visible_blind={f: AXIS_MINUS_ONE.format(f) for f in SOFTMAX_REACHES}),
+    Mistake("softmax", "softmax_global_max", swap("S.max(axis=axis, keepdims=True)", "S.max()"),
+            visible_blind={"score_spread": SPREAD_IN_RANGE}),
+    Mistake("softmax", "unstable_softmax", swap("e = np.exp(shifted)", "e = np.exp(S)"),
+            visible_blind={"score_spread": SPREAD_IN_RANGE}),
     Mistake("softmax", "softmax_wrong_axis",
             swap("S.max(axis=axis,", "S.max(axis=0,", "e.sum(axis=axis,", "e.sum(axis=0,")),
     Mistake("raw_self_attention", "softmax_wrong_axis", swap("axis=-1", "axis=0")),
@@ -29,6 +42,10 @@ MISTAKES = (
     Mistake("wired_attention", "weights_transposed", swap("X @ W_Q", "X @ W_Q.T", "X @ W_K", "X @ W_K.T")),
     Mistake("score_spread", "scale_by_dk", swap("scores / np.sqrt(d)", "scores / d")),
     Mistake("score_spread", "missing_scale", swap("softmax(scores / np.sqrt(d), axis=-1)", "softmax(scores, axis=-1)")),
+    # One set of keys for every query: an estimate of the same means, but from n_keys keys in all.
+    Mistake("score_spread", "keys_shared",
+            swap("k = rng.standard_normal((n_rows, n_keys, d))", "k = rng.standard_normal((1, n_keys, d))")),
+    Mistake("score_spread", "rng_ignored", after_docstring("score_spread", "rng = np.random.default_rng(seed=0)")),
 
     # ps2 ---------------------------------------------------------------------------------
     Mistake("causal_mask", "mask_wrong_direction",
@@ -38,9 +55,27 @@ MISTAKES = (
     Mistake("scaled_dot_product_attention", "missing_scale",
             swap("(Q @ np.swapaxes(K, -1, -2)) * scale", "Q @ np.swapaxes(K, -1, -2)")),
     Mistake("scaled_dot_product_attention", "softmax_wrong_axis", swap("axis=-1)", "axis=-2)")),
-    Mistake("scaled_dot_product_attention", "missing_mask", swap("scores = scores + mask", "scores + mask")),
+    Mistake("scaled_dot_product_attention", "missing_mask", swap("scores = scores + mask", "scores + mask"),
+            visible_blind={"attention_with_biases": NO_MASK}),
     Mistake("scaled_dot_product_attention", "mask_wrong_direction",
-            swap("scores = scores + mask", "scores = scores + np.swapaxes(mask, -1, -2)")),
+            swap("scores = scores + mask", "scores = scores + np.swapaxes(mask, -1, -2)"),
+            visible_blind={"attention_with_biases": NO_MASK}),
+    # -inf replaced by a large finite number: right until a masked key scores 1e4 above the rest.
+    Mistake("scaled_dot_product_attention", "mask_filled_finite",
+            swap("scores = scores + mask", "scores = scores + np.maximum(mask, -1e4)"),
+            visible_blind={"attention_with_biases": NO_MASK}),
+    # The softmax of the unmasked scores, its hidden keys zeroed and the rest renormalised.
+    Mistake("scaled_dot_product_attention", "mask_renormalised",
+            swap("scores = scores + mask  # -inf hides a key", "hidden = np.isneginf(mask)",
+                 "weights = softmax(scores, axis=-1)  # (..., T_q, T_k), over the keys",
+                 "weights = softmax(scores, axis=-1)\n"
+                 "    if mask is not None:\n"
+                 "        weights = np.where(hidden, 0.0, weights)\n"
+                 "        weights = weights / weights.sum(axis=-1, keepdims=True)"),
+            visible_blind={"attention_with_biases": NO_MASK}),
+    Mistake("scaled_dot_product_attention", "scale_zero_ignored", swap("if scale is None:", "if not scale:"),
+            visible_blind={"attention_with_biases": NO_SCALE.format("attention_with_biases",
+                                                                    "scaled_dot_product_attention")}),
     Mistake("scaled_dot_product_attention", "unstable_softmax",
             swap("weights = softmax(scores, axis=-1)", f"weights = {NAIVE_SOFTMAX}")),
     Mistake("scaled_dot_product_attention", "values_not_projected",
@@ -74,6 +109,8 @@ MISTAKES = (
     Mistake("multi_head_attention", "missing_mask", swap(", mask=mask", "")),
     Mistake("multi_head_attention", "mask_wrong_direction", swap("causal_mask(T) if", "causal_mask(T).T if")),
     Mistake("multi_head_attention", "values_not_projected", swap("X @ W_V[:, cols]", "X @ W_K[:, cols]")),
+    Mistake("multi_head_attention", "d_head_from_d_model",
+            swap("d_head = W_Q.shape[1] // n_heads", "d_head = X.shape[-1] // n_heads")),
 
     # ps4 ---------------------------------------------------------------------------------
     Mistake("attend_step", "scale_by_dk", swap("1.0 / np.sqrt(q.shape[-1])", "1.0 / q.shape[-1]")),
@@ -81,6 +118,8 @@ MISTAKES = (
     Mistake("attend_step", "values_not_projected", swap("weights @ V_cache", "weights @ K_cache")),
     Mistake("attend_step", "unstable_softmax",
             swap("softmax(scores, axis=-1)", NAIVE_SOFTMAX)),
+    Mistake("attend_step", "scale_zero_ignored", swap("if scale is None:", "if not scale:"),
+            visible_blind={"decode_with_cache": NO_SCALE.format("decode_with_cache", "attend_step")}),
     Mistake("decode_with_cache", "cache_sees_future", swap("np.stack(K_cache), np.stack(V_cache)", "X @ W_K, X @ W_V")),
     # attends before it appends; at position 0, with nothing cached yet, to itself
     Mistake("decode_with_cache", "cache_misses_current",
@@ -95,7 +134,9 @@ MISTAKES = (
                  "np.concatenate([np.sin(angles), np.cos(angles)], axis=-1)")),
     Mistake("rope", "angles_from_one", swap("-np.arange(0, d, 2) / d", "-np.arange(2, d + 2, 2) / d"),
             label="frequency"),
-    Mistake("rope", "angles_from_one", swap("np.arange(T)[:, None]", "np.arange(1, T + 1)[:, None]"), label="position"),
+    Mistake("rope", "angles_from_one", swap("np.arange(T)[:, None]", "np.arange(1, T + 1)[:, None]"), label="position",
+            visible_blind={"key_bias_effect": "key_bias_effect reads only scores of rotated queries and keys, which "
+                                              "depend on m - n alone: moving every position by one changes none"}),
     Mistake("rope", "pairs_as_halves", swap("X[..., 0::2], X[..., 1::2]", "X[..., : d // 2], X[..., d // 2 :]",
                                             "np.stack(rotated, axis=-1).reshape(X.shape)",
                                             "np.concatenate(rotated, axis=-1)")),

@@ -90,6 +90,8 @@ from attention_course.worked_inputs import (RANDOM_TOKENS, RIVER_BANK, RIVER_BAN
 # - It must stay finite for entries as large as $10^4$ (or as negative as $-10^4$).
 # - An entry of `-np.inf` must get weight exactly `0.0`. You may assume every slice has at
 #   least one finite entry.
+# - `S` may also be `float16` (half precision), whose `np.exp` is `inf` past about 11: a
+#   hidden check tries it.
 #
 # **Watch out.**
 #

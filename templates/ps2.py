@@ -176,8 +176,9 @@ except NotImplementedError:
 #   queries $T_q$ and of keys $T_k$ may differ.
 # - `scale` **multiplies** $Q K^\top$. When it is `None`, use $1/\sqrt{d_k}$. (Test
 #   `scale is None`, so that any scale the caller passes, even `0.0`, is honoured.)
-# - `mask`, if given, is a float array of 0s and $-\infty$s that broadcasts to
-#   `(..., T_q, T_k)`; **add** it to the scaled scores.
+# - `mask`, if given, is a float array of 0s and $-\infty$s (or large finite negatives such
+#   as `-1e9`) that broadcasts to `(..., T_q, T_k)`; **add** it to the scaled scores. A hidden
+#   key gets weight exactly 0, however high its score.
 # - `weights` = softmax over the key axis (the last one), shape `(..., T_q, T_k)`.
 # - `out = weights @ V`, shape `(..., T_q, d_v)`.
 # - Return `(out, weights)`.

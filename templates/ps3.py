@@ -344,7 +344,8 @@ except NotImplementedError:
 # **What to write.** `multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, causal=False)`:
 #
 # - `X` is `(..., T, d)`; `W_Q`, `W_K`, `W_V` are `(d, n_heads * d_head)`; `W_O` is
-#   `(n_heads * d_head, d)`. Work out `d_head` from the shapes.
+#   `(n_heads * d_head, d)`. Work out `d_head` from the shapes of the
+#   projections: it need not be `d / n_heads`.
 # - Head `h` uses columns `h*d_head:(h+1)*d_head` of `W_Q`, `W_K`, `W_V`, and
 #   `scaled_dot_product_attention` with the default scale $1/\sqrt{d_{\text{head}}}$, plus
 #   `mask=causal_mask(T)` when `causal` is true: your own two functions, pasted at the top of

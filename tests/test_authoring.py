@@ -29,8 +29,8 @@ SCALE_SCORES = {
         """scale_scores(S, d_k): the scores over sqrt(d_k)."""
         import numpy as np
 
-        from autograder.checks import Call, Spec, matches_reference, matches_worked
-        from autograder.exercise import Exercise
+        from autograder.checks import Call, Spec, leaves_inputs_unchanged, matches_reference, matches_worked
+        from autograder.exercise import Boundary, Exercise
 
         F = "scale_scores"
 
@@ -41,6 +41,7 @@ SCALE_SCORES = {
             return [
                 Spec("four scores of width 16, by hand", 1, visible=True).bind((c_hand,), matches_worked(c_hand)),
                 Spec("matches the reference", 2).bind((c_rand,), matches_reference(c_rand)),
+                leaves_inputs_unchanged(c_rand),
             ]
 
 
@@ -48,7 +49,12 @@ SCALE_SCORES = {
             return {"d_k": call.args[1]}
 
 
-        EXERCISE = Exercise(F, "ps1", build=checks, numbers=numbers)
+        DOMAIN = (
+            Boundary("S", "any float array: batch axes", ("four scores of width 16, by hand", "matches the reference")),
+            Boundary("inputs", "left unchanged", ("leaves its inputs unchanged",)),
+        )
+
+        EXERCISE = Exercise(F, "ps1", build=checks, numbers=numbers, domain=DOMAIN)
     ''',
 }
 SCALE_SCORES_APPENDED = {
@@ -81,8 +87,8 @@ MEAN_POOL = {
         """mean_pool(X): a sequence's summary, the mean of its tokens."""
         import numpy as np
 
-        from autograder.checks import Call, Spec, matches_reference, matches_worked
-        from autograder.exercise import Exercise
+        from autograder.checks import Call, Spec, leaves_inputs_unchanged, matches_reference, matches_worked
+        from autograder.exercise import Boundary, Exercise
 
         F = "mean_pool"
 
@@ -93,10 +99,16 @@ MEAN_POOL = {
             return [
                 Spec("four tokens of width 3, by hand", 1, visible=True).bind((c_hand,), matches_worked(c_hand)),
                 Spec("matches the reference", 2).bind((c_rand,), matches_reference(c_rand)),
+                leaves_inputs_unchanged(c_rand),
             ]
 
 
-        EXERCISE = Exercise(F, "ps5", build=checks)
+        DOMAIN = (
+            Boundary("X", "(T, d), T >= 1", ("four tokens of width 3, by hand", "matches the reference")),
+            Boundary("inputs", "left unchanged", ("leaves its inputs unchanged",)),
+        )
+
+        EXERCISE = Exercise(F, "ps5", build=checks, domain=DOMAIN)
     ''',
     "solutions/ps5.py": '''
         """ps5: pooling a sequence."""

@@ -1,7 +1,12 @@
 """What the engine asks of any course, checked on the course this run grades for: the
 attention course here, and copies with an exercise and a problem set added when
 tests/test_authoring.py runs this module against them (AUTOGRADER_COURSE). It iterates over
-the course's declared sets, exercises and catalogue; it names none of them."""
+the course's declared sets, exercises and catalogue; it names none of them.
+
+Besides grading, it holds the checks to adequacy (autograder/adequacy.py): every catalogued
+mistake fails a visible check of every exercise it reaches (or its entry says why none can
+see it there), loses the same points whatever the student's draw, and every exercise writes
+its contract's domain down, each boundary with its checks."""
 from __future__ import annotations
 
 import base64
@@ -11,7 +16,7 @@ import json
 import numpy as np
 import pytest
 
-from autograder import course, wire, worked_examples
+from autograder import adequacy, course, wire, worked_examples
 from autograder.assignments import ASSIGNMENTS, exercise
 from autograder.batch import run_batch
 from autograder.catalogue import edit_function
@@ -183,3 +188,52 @@ def test_each_catalogued_mistake_costs_its_exercise_points_and_is_named_there(gr
     lost = [t for t in own if t["score"] < t["max_score"]]
     assert lost, f"{mistake.name} gets full marks"
     assert any(f"misconception:{mistake.id}" in t["tags"] for t in lost), [t["tags"] for t in lost]
+
+
+# ---------------------------------------------------------------- adequacy
+
+@pytest.fixture(scope="module")
+def matrix() -> adequacy.Matrix:
+    return adequacy.compute(adequacy.STUDENTS)
+
+
+def _rows(matrix, mistake) -> tuple:
+    rows = matrix.for_mistake(mistake.name)
+    assert rows, f"{mistake.name} reaches no exercise"
+    return rows
+
+
+@pytest.mark.parametrize("mistake", CATALOGUE, ids=lambda m: m.name)
+def test_each_catalogued_mistake_fails_a_visible_check_of_every_exercise_it_reaches(matrix, mistake):
+    rows = _rows(matrix, mistake)
+    owed = [r.exercise for r in rows if r.blind and not r.blind_reason]
+    assert owed == [], (f"{mistake.name} passes every visible check of {', '.join(owed)}: give it a visible check "
+                        "there, or say in its catalogue entry why none can see it (visible_blind={exercise: reason})")
+    reached = {r.exercise: r for r in rows}
+    stale = [e for e, _ in mistake.visible_blind if e not in reached or not reached[e].blind]
+    assert stale == [], (f"{mistake.name}: visible_blind names {stale}, where a visible check does see it "
+                         "(or where it never reaches)")
+    for exercise_name, reason in mistake.visible_blind:
+        print(f"{mistake.name} in {exercise_name}, visible_blind: {reason}")
+
+
+@pytest.mark.parametrize("mistake", CATALOGUE, ids=lambda m: m.name)
+def test_a_catalogued_mistake_loses_the_same_points_whatever_the_students_draw(matrix, mistake):
+    unstable = {r.exercise: r.lost for r in _rows(matrix, mistake) if not r.stable}
+    assert unstable == {}, f"{mistake.name} loses these points, student by student: {unstable}"
+
+
+@pytest.mark.parametrize("assignment,name", EXERCISES)
+def test_each_exercise_writes_its_contracts_domain_down_with_a_check_for_each_boundary(assignment, name):
+    declared = exercise(name)
+    titles = {s.title for s in declared.specs}
+    assert declared.domain, f"{name}: write its contract's domain down (Exercise(..., domain=(Boundary(...), ...)))"
+    unknown = [(b.argument, t) for b in declared.domain for t in b.checks if t not in titles]
+    assert all(b.checks for b in declared.domain) and unknown == [], f"{name}: boundaries with no such check: {unknown}"
+
+
+@pytest.mark.parametrize("assignment,name", EXERCISES)
+def test_an_exercise_that_takes_arrays_checks_they_are_left_unchanged(assignment, name):
+    calls = [c for check in exercise(name).checks(np.random.default_rng(0)) for c in check.calls]
+    takes_arrays = any(isinstance(a, np.ndarray) for c in calls for a in (*c.args, *c.kwargs.values()))
+    assert not takes_arrays or any(c.echo for c in calls), f"{name} takes arrays: add leaves_inputs_unchanged"

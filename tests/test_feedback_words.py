@@ -126,7 +126,9 @@ def test_numpy_integers_in_the_shapes_get_their_own_hint():
                 "V": (i(B), i(T_k), i(d_v)), "S": (i(B), i(T_q), i(T_k)), "A": (i(B), i(T_q), i(T_k)),
                 "O": (i(B), i(T_q), i(d_v))}
 
-    rows = selfcheck.run_visible("attention_shapes", attention_shapes)
+    # The checks of shapes, not the one that wants a ValueError (which this answer never raises).
+    rows = [row for row in selfcheck.run_visible("attention_shapes", attention_shapes)
+            if not row[0].startswith("rejects")]
     assert rows and all(not ok for _, ok, _, _ in rows)
     assert all("numpy integers" in message and "int(...)" in message for _, _, message, _ in rows)
 

@@ -31,7 +31,8 @@ def test_stub_is_reported_in_one_line_without_raising(capsys):
 def test_mistake_is_named_in_the_summary(capsys):
     naive = dict(load().mistakes("softmax"))["unstable_softmax"]
     selfcheck.check("softmax", naive)
-    assert capsys.readouterr().out.startswith("3/5 checks pass: unstable softmax")
+    shown = len(selfcheck.visible_checks("softmax"))  # it fails two: scores of 1e4, rows a thousand apart
+    assert capsys.readouterr().out.startswith(f"{shown - 2}/{shown} checks pass: unstable softmax")
 
 
 MISTAKES = [(name, mistake, fn) for name in EXERCISES for mistake, fn in load().mistakes(name)]

@@ -2,7 +2,7 @@
 import numpy as np
 
 from autograder.checks import Call, Spec, Fail, Verdict, describe_value, each, provided, raised, returned
-from autograder.exercise import Exercise
+from autograder.exercise import Boundary, Exercise
 from autograder import worked_examples
 from autograder.misconceptions import explain
 from autograder.wire import NpInt
@@ -69,14 +69,21 @@ def checks(rng):
     c_cross = Call(F, CROSS_ATTENTION_SHAPES)  # T_q != T_k and d_k != d_v: every size has its own place
     c_np = Call(F, tuple(NpInt(n) for n in sizes))
     bad = [(0, 5, 5, 16, 8, 8), (2, -1, 5, 16, 8, 8), (2, 5, 5, 16, 2.5, 8), (True, 5, 5, 16, 8, 8),
-           (2, 5, "3", 16, 8, 8)]
+           (2, 5, "3", 16, 8, 8), (2, 5, 5, 16.0, 8, 8)]
     c_bad = tuple(Call(F, b) for b in bad)
     why = ["when B is 0", "when T_q is negative", "when d_k is 2.5", "when B is True (a bool is not a size)",
-           "when T_k is the string '3'"]
+           "when T_k is the string '3'", "when d is 16.0 (a float, though a whole number)"]
+    c_whole = Call(F, (2, 5, 5, 16, 8.0, 8))  # a float that looks like an integer is still no size
     return [
         Spec("the batch-shapes example", 1, visible=True).bind((c_vis,), _matches_worked(c_vis)),
         Spec("a cross-attention example: 3 queries, 5 keys", 1, visible=True).bind(
             (c_cross,), _matches_worked(c_cross)),
+        Spec("rejects a float size that looks like an integer (d_k = 8.0)", 1, visible=True).bind(
+            (c_whole, c_vis), provided(
+                lambda o, ref: (raised(o[0], F, "ValueError", "when d_k is 8.0 (a float, though a whole number)"),
+                                Verdict(True, "ValueError raised."))[1],
+                _matches_worked(c_vis),
+                "this check counts once the shapes for good sizes are right too, and they are not:")),
         Spec("cross-attention sizes", 2).bind((c_rand,), _matches(sizes)),
         Spec("accepts numpy integers", 1).bind((c_np,), _matches(sizes)),
         # Raising ValueError for everything rejects bad sizes too: the check counts only
@@ -88,4 +95,14 @@ def checks(rng):
     ]
 
 
-EXERCISE = Exercise(F, "ps2", build=checks)
+DOMAIN = (
+    Boundary("sizes", "positive Python ints, T_q != T_k and d_k != d_v each in its own place",
+             ("the batch-shapes example", "a cross-attention example: 3 queries, 5 keys", "cross-attention sizes")),
+    Boundary("sizes", "numpy integers: accepted, returned as Python ints", ("accepts numpy integers",)),
+    Boundary("sizes", "0, negatives, 2.5, True, '3': ValueError", ("rejects sizes that are not positive integers",)),
+    Boundary("sizes", "floats that look like integers (8.0, 16.0): ValueError",
+             ("rejects a float size that looks like an integer (d_k = 8.0)",
+              "rejects sizes that are not positive integers")),
+)
+
+EXERCISE = Exercise(F, "ps2", build=checks, domain=DOMAIN)

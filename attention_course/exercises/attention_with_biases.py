@@ -3,7 +3,7 @@ import numpy as np
 
 from autograder.checks import (Call, Fail, Spec, Verdict, as_array, diagnose_any, expect_close,
                                leaves_inputs_unchanged, matches_reference, matches_worked, output_differs, returned)
-from autograder.exercise import Exercise
+from autograder.exercise import Boundary, Exercise
 from autograder.misconceptions import context, explain
 
 F = "attention_with_biases"
@@ -90,6 +90,13 @@ def checks(rng):
     worked = np.random.default_rng(13)
     c_worked = Call(F, (worked.standard_normal((4, 3)), *(worked.standard_normal((3, 3)) for _ in range(3)),
                         *(worked.standard_normal(3) for _ in range(3))))
+    # The worked example with one more query and key coordinate, 0 in W_Q and W_K and 40 in
+    # b_Q and b_K: 1600 more on every score (800 once scaled), past exp()'s 709 without the
+    # max shift, and the weights those of the small scores.
+    X_w, W_Q, W_K, W_V, b_Q, b_K, b_V = c_worked.args
+    extra = np.zeros((3, 1))
+    c_loud = Call(F, (X_w, np.hstack([W_Q, extra]), np.hstack([W_K, extra]), W_V,
+                      np.append(b_Q, 40.0), np.append(b_K, 40.0), b_V))
     args = _inputs(rng, (2, 5), 6, 4, 3)
     square = _inputs(rng, (5,), 4, 4, 4)
     c_ref, c_sq = Call(F, args), Call(F, square)
@@ -98,6 +105,8 @@ def checks(rng):
     return [
         Spec("b_K makes no difference", 1, visible=True).bind((c_vis1, c_vis2), _bk_free_sharp(c_vis1, sharp)),
         Spec("a worked example with every bias", 1, visible=True).bind((c_worked,), matches_worked(c_worked)),
+        Spec("scores over 1000 stay finite", 1, visible=True).bind(
+            (c_loud, c_worked), matches_worked(c_loud, loud=True)),
         Spec("matches the reference on a batch", 2).bind((c_ref,), matches_reference(c_ref)),
         Spec("square projections", 1).bind((c_sq,), matches_reference(c_sq)),
         Spec("b_K makes no difference on other inputs", 1).bind((c_ref, c_bk), _bk_free(c_ref)),
@@ -111,4 +120,15 @@ def _d_k(call):
     return {"d_k": call.args[2].shape[-1]}
 
 
-EXERCISE = Exercise(F, "ps2", build=checks, numbers=_d_k)
+DOMAIN = (
+    Boundary("X", "(..., T, d): batch axes", ("matches the reference on a batch",)),
+    Boundary("W_Q, W_K, W_V", "(d, d_k), (d, d_k), (d, d_v), square as well", ("square projections",)),
+    Boundary("b_Q, b_K, b_V", "any vectors: b_K, however large, changes nothing",
+             ("b_K makes no difference",
+              "b_K makes no difference on other inputs", "a worked example with every bias")),
+    Boundary("X, biases", "scores past exp()'s 709", ("scores over 1000 stay finite",)),
+    Boundary("dtype", "float64 and float32", ("matches the reference on a batch", "float32 input")),
+    Boundary("inputs", "left unchanged", ("leaves its inputs unchanged",)),
+)
+
+EXERCISE = Exercise(F, "ps2", build=checks, numbers=_d_k, domain=DOMAIN)

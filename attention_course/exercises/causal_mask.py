@@ -3,7 +3,7 @@ import numpy as np
 
 from autograder.checks import (Call, Spec, Fail, Verdict, as_array, describe_value, matches_reference, provided,
                                returned, side_by_side)
-from autograder.exercise import Exercise, MapWords
+from autograder.exercise import Boundary, Exercise, MapWords
 from autograder.misconceptions import explain
 from ..worked_inputs import CAUSAL_MASK_3 as T3  # the mask the notebook shows for T = 3
 
@@ -60,4 +60,11 @@ def checks(rng):
 # A mask is not attention weights: its maps say what 0 and 1 mean.
 MASK_MAPS = MapWords(scale=("0 hidden", "1 may attend"), what="mask (1: may attend)")
 
-EXERCISE = Exercise(F, "ps2", build=checks, map_words=MASK_MAPS)
+DOMAIN = (
+    Boundary("T", "a positive int: 1 (a single 0), 3, and longer", ("T = 1 is a single 0", "T = 3",
+                                                                    "a longer T matches the reference")),
+    Boundary("result", "a float array of 0 and exactly -inf (not a finite fill, not booleans)",
+             ("T = 3", "is a float array")),
+)
+
+EXERCISE = Exercise(F, "ps2", build=checks, map_words=MASK_MAPS, domain=DOMAIN)

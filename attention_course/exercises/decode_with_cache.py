@@ -8,7 +8,7 @@ import numpy as np
 
 from autograder.checks import (Call, Fail, Spec, Verdict, as_array, leaves_inputs_unchanged,
                                matches_reference, matches_worked, passed, returned)
-from autograder.exercise import Exercise
+from autograder.exercise import Boundary, Exercise
 from autograder.misconceptions import explain
 from ..worked_inputs import CAT_SAT, W_K_CAT_SAT, W_Q_CAT_SAT, W_V_CAT_SAT
 
@@ -50,6 +50,14 @@ def checks(rng):
     W = (W_Q_CAT_SAT, W_K_CAT_SAT, W_V_CAT_SAT)
     c_cat = Call(F, (CAT_SAT, *W))
     c_loud_last = Call(F, (_with_loud_last(CAT_SAT), *W))
+    # One more feature, 40 for every token, that W_Q and W_K both carry into a coordinate of its
+    # own: 1600 more on every score (924 once scaled by 1/sqrt(3)), past exp()'s 709.
+    loud_X = np.hstack([CAT_SAT, np.full((3, 1), 40.0)])
+    extra = np.zeros((4, 1))
+    own = np.array([[0.0, 0.0, 1.0]])
+    loud_W = (np.vstack([np.hstack([W_Q_CAT_SAT, extra]), own]), np.vstack([np.hstack([W_K_CAT_SAT, extra]), own]),
+              np.vstack([W_V_CAT_SAT, np.zeros((1, 2))]))
+    c_loud_scores = Call(F, (loud_X, *loud_W))
     T, d, d_k, d_v = int(rng.integers(6, 10)), 6, 4, 3
     n = rng.standard_normal
     args = (n((T, d)), n((d, d_k)) / np.sqrt(d), n((d, d_k)) / np.sqrt(d), n((d, d_v)))
@@ -63,6 +71,8 @@ def checks(rng):
         Spec("the causal cat sat, one position at a time", 1, visible=True).bind((c_cat,), worked),
         Spec("a later token changes no earlier row", 1, visible=True).bind(
             (c_cat, c_loud_last), _future_blind(c_cat, worked)),
+        Spec("scores over 1000 stay finite", 1, visible=True).bind(
+            (c_loud_scores, c_cat), matches_worked(c_loud_scores, what="rows", loud=True)),
         Spec("matches causal attention", 2).bind((c_ref,), matches_reference(c_ref)),
         Spec("huge future tokens", 2).bind((c_loud,), matches_reference(c_loud)),
         Spec("float32 input", 1).bind((c_32,), matches_reference(c_32)),
@@ -75,4 +85,14 @@ def _d_k(call):
     return {"d_k": call.args[2].shape[-1]}
 
 
-EXERCISE = Exercise(F, "ps4", build=checks, numbers=_d_k)
+DOMAIN = (
+    Boundary("X", "(T, d), T >= 1: position 0 sees its own key alone",
+             ("the causal cat sat, one position at a time", "matches causal attention")),
+    Boundary("X", "later tokens never change earlier rows, however loud",
+             ("a later token changes no earlier row", "huge future tokens")),
+    Boundary("X, W_Q, W_K", "scores past exp()'s 709", ("scores over 1000 stay finite",)),
+    Boundary("dtype", "float64 and float32", ("matches causal attention", "float32 input")),
+    Boundary("inputs", "left unchanged", ("leaves its inputs unchanged",)),
+)
+
+EXERCISE = Exercise(F, "ps4", build=checks, numbers=_d_k, domain=DOMAIN)

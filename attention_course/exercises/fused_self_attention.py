@@ -3,7 +3,7 @@ import numpy as np
 
 from autograder.checks import (Call, Fail, Spec, Verdict, as_array, each, expect_close,
                                leaves_inputs_unchanged, matches_reference, matches_worked, provided, raised, returned)
-from autograder.exercise import Exercise
+from autograder.exercise import Boundary, Exercise
 from autograder.misconceptions import explain
 
 F = "fused_self_attention"
@@ -43,11 +43,11 @@ def _sharp(call, expected):
     return judge
 
 
-def _uniform_keys(call):
+def _uniform_keys(call, why="W_K = 0"):
     X, W_qkv, _ = call.args
     h = W_qkv.shape[1] // 3
-    # With W_K = 0 every score is 0, so each row of weights is uniform and every output
-    # row is the mean of the values: a case whose answer needs no reference.
+    # With W_K = 0 (or a scale of 0) every score is 0, so each row of weights is uniform and
+    # every output row is the mean of the values: a case whose answer needs no reference.
     expected = np.broadcast_to((X @ W_qkv[:, 2 * h:]).mean(-2, keepdims=True), X.shape[:-1] + (h,))
     raw_mean = np.broadcast_to(X.mean(-2, keepdims=True), X.shape)
 
@@ -55,11 +55,11 @@ def _uniform_keys(call):
         got = as_array(returned(outcomes[0], F), F, "the output")
         if got.shape == raw_mean.shape and np.isfinite(got).all() and np.allclose(got, raw_mean, atol=1e-6):
             # Uniform weights blend the mean of whatever is blended: here, X itself.
-            raise Fail(explain("values_not_projected") + f"\nWith W_K = 0 your output is the mean of X's rows, "
+            raise Fail(explain("values_not_projected") + f"\nWith {why} your output is the mean of X's rows, "
                        f"shape {got.shape}; it should be the mean of the values X @ W_V, shape {expected.shape}.",
                        "values_not_projected")
-        expect_close(got, expected, F, "output when W_K = 0 (every row: the mean value)", X)
-        return Verdict(True, "with W_K = 0 every token gets the mean of the values.")
+        expect_close(got, expected, F, f"output when {why} (every row: the mean value)", X)
+        return Verdict(True, f"with {why} every token gets the mean of the values.")
     return judge
 
 
@@ -76,6 +76,7 @@ def checks(rng):
     c_cols = Call(F, (vis.standard_normal((3, d)), vis.standard_normal((d, 7)), 1.0))
     c_width = Call(F, (vis.standard_normal((3, d + 1)), vis.standard_normal((d, 6)), 1.0))
     c_sharp, sharp = _sharp_inputs()
+    c_zero = Call(F, (vis.standard_normal((4, d)), vis.standard_normal((d, 3 * h)), 0.0))
     # Generic weights and a scale that is neither 1 nor 1/sqrt(h): a split in another order,
     # a softmax over the queries, a scale ignored or raw values each give other numbers.
     worked = np.random.default_rng(12)
@@ -100,6 +101,9 @@ def checks(rng):
                 "this check counts once the output for a W_qkv that fits is right too, and it is not:")),
         Spec("a worked example: 4 tokens, h = 2, scale 0.5", 1, visible=True).bind(
             (c_worked,), matches_worked(c_worked)),
+        Spec("scale = 0.0 gives uniform weights", 1, visible=True).bind(
+            (c_zero, c_sharp), provided(_uniform_keys(c_zero, "scale = 0.0"), _sharp(c_sharp, sharp),
+                "this check counts once a head that does not attend uniformly is right too, and it is not:")),
         Spec("matches the reference on a batch", 3).bind((c_ref,), matches_reference(c_ref)),
         Spec("uses the scale it is given", 1).bind((c_scale,), matches_reference(c_scale)),
         Spec("float32 input", 1).bind((c_32,), matches_reference(c_32)),
@@ -107,4 +111,15 @@ def checks(rng):
     ]
 
 
-EXERCISE = Exercise(F, "ps2", build=checks)
+DOMAIN = (
+    Boundary("X", "(..., T, d): batch axes", ("matches the reference on a batch",)),
+    Boundary("W_qkv", "(d, 3h): columns a multiple of 3, rows X's width; else ValueError",
+             ("rejects a W_qkv that cannot be split in three or does not fit X",)),
+    Boundary("scale", "any number, 0.0 included (uniform weights)",
+             ("a worked example: 4 tokens, h = 2, scale 0.5", "uses the scale it is given",
+              "scale = 0.0 gives uniform weights")),
+    Boundary("dtype", "float64 and float32", ("matches the reference on a batch", "float32 input")),
+    Boundary("inputs", "left unchanged", ("leaves its inputs unchanged",)),
+)
+
+EXERCISE = Exercise(F, "ps2", build=checks, domain=DOMAIN)

@@ -14,7 +14,7 @@ any other, spread how far any other visible value puts a wrong token above the r
 import numpy as np
 
 from autograder.checks import Call, Fail, Spec, Verdict, as_array, parts, returned
-from autograder.exercise import Exercise
+from autograder.exercise import Boundary, Exercise
 from autograder.misconceptions import explain
 from ..worked_inputs import INDUCTION_TOKENS, INDUCTION_VOCAB
 
@@ -160,4 +160,11 @@ def checks(rng):
     ]
 
 
-EXERCISE = Exercise(F, "ps4", build=checks)
+DOMAIN = (
+    Boundary("T", "an even int >= 6: 6, 8 to 22, 64", ("the smallest case (T = 6, n_vocab = 4)",
+                                                       "random repeated sequences", "a long sequence (T = 64)")),
+    Boundary("n_vocab", "at least T/2 (the prefix's tokens are distinct): 4, T/2 + 1 to T + 7, 40",
+             ("the notebook's repeated sequence", "random repeated sequences", "a long sequence (T = 64)")),
+)
+
+EXERCISE = Exercise(F, "ps4", build=checks, domain=DOMAIN)

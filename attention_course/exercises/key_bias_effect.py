@@ -3,8 +3,8 @@ without positions (nothing, problem set 2's lesson) and under rotary positions (
 import numpy as np
 
 from autograder import worked_examples
-from autograder.checks import Call, Fail, Spec, Verdict, describe_value, returned, tolerance
-from autograder.exercise import Exercise
+from autograder.checks import Call, Fail, Spec, Verdict, describe_value, leaves_inputs_unchanged, returned, tolerance
+from autograder.exercise import Boundary, Exercise
 from autograder.misconceptions import context, diagnose, explain
 from ..worked_inputs import BIAS_B_K, BIAS_K, BIAS_Q
 
@@ -79,7 +79,18 @@ def checks(rng):
         Spec("matches the reference on a batch", 2).bind((c_ref,), _matches(c_ref)),
         Spec("a large b_K changes nothing without positions", 1).bind((c_large,), _plain_is_zero(c_large)),
         Spec("another base", 1).bind((c_base,), _matches(c_base)),
+        # Its inputs pass through rope: a rope that rotates in place would change the caller's Q and K.
+        leaves_inputs_unchanged(c_ref),
     ]
 
 
-EXERCISE = Exercise(F, "ps4", build=checks)
+DOMAIN = (
+    Boundary("Q, K", "(..., T, d), d even: batch axes",
+             ("three queries and keys of width 4", "matches the reference on a batch")),
+    Boundary("b_K", "any vector, a large one included: plain stays 0",
+             ("a large b_K changes nothing without positions",)),
+    Boundary("base", "10000 by default, or another", ("matches the reference on a batch", "another base")),
+    Boundary("inputs", "left unchanged, through rope too", ("leaves its inputs unchanged",)),
+)
+
+EXERCISE = Exercise(F, "ps4", build=checks, domain=DOMAIN)

@@ -3,7 +3,7 @@ import numpy as np
 
 from autograder.checks import (Call, Fail, Spec, Verdict, as_array, expect_close, first_of,
                                leaves_inputs_unchanged, matches_reference, matches_worked, parts, returned)
-from autograder.exercise import Exercise
+from autograder.exercise import Boundary, Exercise
 
 F = "multi_head_attention"
 
@@ -71,19 +71,25 @@ def checks(rng):
     # d_head = 4, d_model = 8: scaling by 1/sqrt(d_model), by 1/d_head or not at all, the
     # causal flag ignored or the mask turned round each give other numbers.
     c_worked = Call(F, _inputs(np.random.default_rng(14), (4,), 8, 2, 4), {"causal": True})
+    # Heads need not split d_model: 2 heads of width 4 in d_model = 6.
+    c_uneven = Call(F, _inputs(np.random.default_rng(15), (4,), 6, 2, 4))
     args = _inputs(rng, (2, 6), 12, 3, 4)
     c_ref = Call(F, args)
     c_causal = Call(F, args, {"causal": True})
     c_32 = Call(F, _inputs(rng, (5,), 8, 4, 2, np.float32), {"causal": True})
+    c_narrow = Call(F, _inputs(rng, (2, 5), 10, 2, 3), {"causal": True})  # n_heads * d_head = 6, not 10
     out, per_head = first_of(0), first_of(1)
     return [
         Spec("the heads' parts add up to out", 1, visible=True).bind((c_vis,), _sum_of_heads(c_vis, vis_per_head)),
         Spec("a worked causal example: 2 heads of width 4 in d_model = 8", 1, visible=True).bind(
             (c_worked,), matches_worked(c_worked, out, "out")),
+        Spec("heads wider than d_model / n_heads: 2 heads of width 4 in d_model = 6", 1, visible=True).bind(
+            (c_uneven,), matches_worked(c_uneven, out, "out")),
         Spec("matches the reference", 2).bind((c_ref,), matches_reference(c_ref, out, "out")),
         Spec("causal", 2).bind((c_causal,), matches_reference(c_causal, out, "out")),
         Spec("each head's own contribution", 1).bind((c_ref,), matches_reference(c_ref, per_head, "per_head")),
         Spec("float32 input", 1).bind((c_32,), matches_reference(c_32, out, "out")),
+        Spec("heads narrower than d_model / n_heads", 1).bind((c_narrow,), matches_reference(c_narrow, out, "out")),
         leaves_inputs_unchanged(c_ref),
     ]
 
@@ -93,4 +99,15 @@ def _d_head(call):
     return {"d_k": call.args[1].shape[-1] // int(call.args[5]), "d_model": call.args[0].shape[-1]}
 
 
-EXERCISE = Exercise(F, "ps3", build=checks, numbers=_d_head)
+DOMAIN = (
+    Boundary("X", "(..., T, d_model): batch axes", ("matches the reference", "the heads' parts add up to out")),
+    Boundary("n_heads, d_head", "d_head = W_Q.shape[1] / n_heads, which n_heads * d_head = d_model need not hold",
+             ("heads wider than d_model / n_heads: 2 heads of width 4 in d_model = 6",
+              "heads narrower than d_model / n_heads", "matches the reference")),
+    Boundary("causal", "False by default; True masks the future",
+             ("matches the reference", "causal", "a worked causal example: 2 heads of width 4 in d_model = 8")),
+    Boundary("dtype", "float64 and float32", ("matches the reference", "float32 input")),
+    Boundary("inputs", "left unchanged", ("leaves its inputs unchanged",)),
+)
+
+EXERCISE = Exercise(F, "ps3", build=checks, numbers=_d_head, domain=DOMAIN)

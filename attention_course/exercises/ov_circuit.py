@@ -1,8 +1,9 @@
 """ov_circuit(W_V, W_O) -> W_V @ W_O, (d, d)."""
 import numpy as np
 
-from autograder.checks import Call, Spec, Fail, Verdict, as_array, expect_close, matches_reference, returned
-from autograder.exercise import Exercise
+from autograder.checks import (Call, Spec, Fail, Verdict, as_array, expect_close, leaves_inputs_unchanged,
+                               matches_reference, returned)
+from autograder.exercise import Boundary, Exercise
 
 F = "ov_circuit"
 
@@ -35,7 +36,15 @@ def checks(rng):
             (c_vis,), _moves_like_head(c_vis, vis.standard_normal((7, 5)))),
         Spec("matches the reference", 1).bind((c_ref,), matches_reference(c_ref)),
         Spec("square float32 projections", 1).bind((c_32,), matches_reference(c_32)),
+        leaves_inputs_unchanged(c_ref),
     ]
 
 
-EXERCISE = Exercise(F, "ps3", build=checks)
+DOMAIN = (
+    Boundary("W_V, W_O", "(d, d_v) and (d_v, d), d_v < d as well as square",
+             ("reproduces what a small head writes", "matches the reference", "square float32 projections")),
+    Boundary("dtype", "float64 and float32", ("matches the reference", "square float32 projections")),
+    Boundary("inputs", "left unchanged", ("leaves its inputs unchanged",)),
+)
+
+EXERCISE = Exercise(F, "ps3", build=checks, domain=DOMAIN)

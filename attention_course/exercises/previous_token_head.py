@@ -20,7 +20,7 @@ the one-hot tokens, so the visible check asks that sum to be within 0.01.
 import numpy as np
 
 from autograder.checks import Call, Spec, Fail, Verdict, as_array, parts, provided, returned
-from autograder.exercise import Exercise
+from autograder.exercise import Boundary, Exercise
 from autograder.misconceptions import explain
 from ..worked_inputs import PREVIOUS_TOKEN_VOCAB, PREVIOUS_TOKENS
 
@@ -152,4 +152,10 @@ def checks(rng):
     ]
 
 
-EXERCISE = Exercise(F, "ps3", build=checks)
+DOMAIN = (
+    Boundary("n_vocab", "a positive int: 3 to 11, and 5", ("n_vocab = 4, T = 6", "random sequences")),
+    Boundary("T", "a positive int: 1 (nothing to attend to but itself), 6 to 19, and a long 64",
+             ("a single position (T = 1)", "random sequences", "a long sequence (T = 64)")),
+)
+
+EXERCISE = Exercise(F, "ps3", build=checks, domain=DOMAIN)

@@ -3,7 +3,7 @@ import numpy as np
 
 from autograder.checks import (Call, Fail, Spec, Verdict, as_array, expect_close, first_of,
                                leaves_inputs_unchanged, matches_reference, matches_worked, parts, provided, returned)
-from autograder.exercise import Exercise
+from autograder.exercise import Boundary, Exercise
 from ..worked_inputs import RIVER_BANK
 from autograder import worked_examples
 
@@ -30,6 +30,9 @@ def checks(rng):
     # A feature of 30 that every token shares adds 900 to every score: the weights are the
     # river bank's (softmax ignores a shift), but exp(900) overflows without the max shift.
     c_loud = Call(F, (np.hstack([np.full((3, 1), 30.0), RIVER_BANK]),))
+    # Bank 40 times louder scores 1584 on itself and at most 1 elsewhere: shifted by the array's
+    # largest score instead of its own row's, the row of "the" underflows to 0/0.
+    c_loud_bank = Call(F, (RIVER_BANK * np.array([[1.0], [1.0], [40.0]]),))
     X = rng.standard_normal((6, 5)) * 0.6
     X32 = (rng.standard_normal((5, 8)) * 0.5).astype(np.float32)
     c_x, c_32 = Call(F, (X,)), Call(F, (X32,))
@@ -40,6 +43,8 @@ def checks(rng):
         Spec("the river-bank example", 2, visible=True).bind((c_bank,), _river_bank(c_bank)),
         Spec("the river bank with a loud shared feature stays finite", 1, visible=True).bind(
             (c_loud, c_bank), matches_worked(c_loud, first_of(1), "weights", loud=True)),
+        Spec("a loud token leaves the other rows finite", 1, visible=True).bind(
+            (c_loud_bank,), matches_worked(c_loud_bank, first_of(1), "weights with bank 40 times louder")),
         Spec("weights match the reference", 2).bind(
             (c_x,), matches_reference(c_x, weights, "weights", heatmap=lambda w: w)),
         Spec("output matches the reference", 1).bind((c_x,), matches_reference(c_x, first_of(0), "out")),
@@ -60,4 +65,14 @@ def checks(rng):
     ]
 
 
-EXERCISE = Exercise(F, "ps1", build=checks)
+DOMAIN = (
+    Boundary("X", "(T, d) floats, T >= 1: a single token attends to itself alone",
+             ("the river-bank example", "a single token")),
+    Boundary("X", "large entries: scores past exp()'s 709, shared by every token or one token's own",
+             ("the river bank with a loud shared feature stays finite", "a loud token leaves the other rows finite",
+              "large embeddings stay finite")),
+    Boundary("dtype", "float64 and float32", ("weights match the reference", "float32 input")),
+    Boundary("inputs", "left unchanged", ("leaves its inputs unchanged",)),
+)
+
+EXERCISE = Exercise(F, "ps1", build=checks, domain=DOMAIN)

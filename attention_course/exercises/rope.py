@@ -11,7 +11,7 @@ import numpy as np
 
 from autograder.checks import (Call, Fail, Spec, Verdict, as_array, leaves_inputs_unchanged,
                                matches_reference, matches_worked, provided, raised, returned)
-from autograder.exercise import Exercise
+from autograder.exercise import Boundary, Exercise
 from ..worked_inputs import ROPE_K, ROPE_PROPERTY_T, ROPE_Q, ROPE_X
 
 F = "rope"
@@ -86,4 +86,14 @@ def checks(rng):
     ]
 
 
-EXERCISE = Exercise(F, "ps4", build=checks)
+DOMAIN = (
+    Boundary("X", "(..., T, d), d even: batch axes; odd d: ValueError",
+             ("three copies of (1, 0, 1, 0)", "matches the reference on a batch", "rejects an odd d")),
+    Boundary("X", "the same vector at every position: scores depend on m - n alone",
+             ("scores depend only on m - n", "scores depend only on m - n, d = 16")),
+    Boundary("base", "10000 by default, or another", ("matches the reference on a batch", "another base")),
+    Boundary("dtype", "float64 and float32", ("matches the reference on a batch", "float32 input")),
+    Boundary("inputs", "left unchanged", ("leaves its inputs unchanged",)),
+)
+
+EXERCISE = Exercise(F, "ps4", build=checks, domain=DOMAIN)

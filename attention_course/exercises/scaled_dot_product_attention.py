@@ -4,7 +4,7 @@ import numpy as np
 from autograder import worked_examples
 from autograder.checks import (Call, Fail, Spec, Verdict, as_array, expect_close, first_of,
                                leaves_inputs_unchanged, matches_reference, matches_worked, parts, returned)
-from autograder.exercise import Exercise
+from autograder.exercise import Boundary, Exercise
 from autograder.misconceptions import explain
 from ..worked_inputs import CAUSAL_MASK_3, K_CAT_SAT, Q_CAT_SAT, V_CAT_SAT, WARM_JACKET_KEYS, WARM_QUERY
 
@@ -94,6 +94,21 @@ def _shapes(call):
     return judge
 
 
+def _uniform(call):
+    """With scale 0 every score is 0: each row spreads its weight evenly over the keys its
+    mask lets it see, and its output is their values' mean. Known without a reference."""
+    V, mask = call.args[2], call.kwargs["mask"]
+    seen = np.isfinite(mask).astype(np.float64)
+    want_w = seen / seen.sum(-1, keepdims=True)
+
+    def judge(outcomes, ref):
+        out, weights = _attention(outcomes[0])
+        expect_close(weights, want_w, F, "weights with scale=0.0 (row i: 1/(i + 1) on keys 0..i)", *call.args[:3])
+        expect_close(out, want_w @ V, F, "output with scale=0.0 (row i: the mean of values 0..i)", *call.args[:3])
+        return Verdict(True, "scale=0.0 is honoured: every visible key gets the same weight.")
+    return judge
+
+
 def checks(rng):
     c_warm = Call(F, (WARM_QUERY[None, :], WARM_JACKET_KEYS, WARM_JACKET_KEYS), {"scale": 1.0})
     c_cat = Call(F, (Q_CAT_SAT, K_CAT_SAT, V_CAT_SAT), {"mask": CAUSAL_MASK_3})
@@ -101,6 +116,14 @@ def checks(rng):
     # without the max shift, and the weights stay those of the small scores, not one-hot.
     loud = np.full((3, 1), 40.0)
     c_loud = Call(F, (np.hstack([Q_CAT_SAT, loud]), np.hstack([K_CAT_SAT, loud]), V_CAT_SAT))
+    c_zero = Call(F, (Q_CAT_SAT, K_CAT_SAT, V_CAT_SAT), {"mask": CAUSAL_MASK_3, "scale": 0.0})
+    # The cat sat hidden by -1e9 rather than -inf: a mask is added, whatever its numbers.
+    c_finite = Call(F, (Q_CAT_SAT, K_CAT_SAT, V_CAT_SAT), {"mask": np.where(np.isinf(CAUSAL_MASK_3), -1e9, 0.0)})
+    # Query 0 scores 10000.5 on the key its mask hides and 0 on the one it sees: the hidden key
+    # must get weight exactly 0 however it scores, which a finite fill (-1e4 leaves it 0.5
+    # ahead) or a softmax taken before the mask and renormalised after (0/0 here) does not give.
+    c_dominant = Call(F, (np.array([[1.0], [2e-4]]), np.array([[0.0], [10000.5]]), np.array([[1.0, 0.0], [0.0, 1.0]])),
+                      {"mask": CAUSAL_MASK_3[:2, :2], "scale": 1.0})
     vis = np.random.default_rng(7)
     c_shape = Call(F, (vis.standard_normal((2, 3, 4)), vis.standard_normal((2, 5, 4)), vis.standard_normal((2, 5, 6))))
 
@@ -126,6 +149,11 @@ def checks(rng):
         Spec("shapes with a batch and T_q != T_k", 1, visible=True).bind((c_shape,), _shapes(c_shape)),
         Spec("scores over 1000 stay finite", 1, visible=True).bind(
             (c_loud, c_cat), matches_worked(c_loud, first_of(1), "weights", loud=True)),
+        Spec("scale = 0.0 gives uniform weights", 1, visible=True).bind((c_zero,), _uniform(c_zero)),
+        Spec("a finite mask (-1e9) hides keys as -inf does", 1, visible=True).bind(
+            (c_finite,), matches_worked(c_finite, first_of(1), "weights with a mask of 0 and -1e9")),
+        Spec("a hidden key gets weight 0 however high it scores", 1, visible=True).bind(
+            (c_dominant,), matches_worked(c_dominant, first_of(1), "weights (query 0's hidden key scores 10000.5)")),
         Spec("weights match the reference", 2).bind((c_plain,), matches_reference(c_plain, weights, "weights", heat)),
         Spec("output matches the reference", 1).bind((c_plain,), matches_reference(c_plain, out, "out")),
         Spec("an additive mask is applied", 2).bind((c_masked,), matches_reference(c_masked, weights, "weights", heat)),
@@ -142,4 +170,22 @@ def _d_k(call):
     return {"d_k": call.args[1].shape[-1]}
 
 
-EXERCISE = Exercise(F, "ps2", build=checks, numbers=_d_k)
+DOMAIN = (
+    Boundary("Q, K, V", "(..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v): batch axes, T_q != T_k, d_k != d_v",
+             ("shapes with a batch and T_q != T_k", "weights match the reference",
+              "float32 cross-attention (T_q != T_k, d_k != d_v)")),
+    Boundary("scale", "None: 1/sqrt(d_k)", ("the causal cat sat", "weights match the reference")),
+    Boundary("scale", "given: 1.0, any other number, and 0.0, which is not None",
+             ("warm jacket", "an explicit scale is used", "scale = 0.0 gives uniform weights")),
+    Boundary("mask", "None, or 0 and -inf, added, broadcast over the batch axes",
+             ("the causal cat sat", "an additive mask is applied")),
+    Boundary("mask", "finite large negatives (-1e9) hide keys too", ("a finite mask (-1e9) hides keys as -inf does",)),
+    Boundary("mask", "a hidden key whose score would dominate its row",
+             ("a hidden key gets weight 0 however high it scores",)),
+    Boundary("Q, K", "scores past exp()'s 709", ("scores over 1000 stay finite", "large scores stay finite")),
+    Boundary("dtype", "float64 and float32",
+             ("weights match the reference", "float32 cross-attention (T_q != T_k, d_k != d_v)")),
+    Boundary("inputs", "left unchanged, the mask included", ("leaves its inputs unchanged",)),
+)
+
+EXERCISE = Exercise(F, "ps2", build=checks, numbers=_d_k, domain=DOMAIN)

@@ -4,7 +4,7 @@ from functools import lru_cache
 import numpy as np
 
 from autograder.checks import Call, Fail, Spec, Verdict, all_of, describe_value, each, provided, returned
-from autograder.exercise import Exercise
+from autograder.exercise import Boundary, Exercise
 from autograder.misconceptions import explain
 from autograder.wire import Rng
 from ..worked_inputs import SCORE_SPREAD
@@ -97,6 +97,52 @@ def _top(d, scaled):
     return judge
 
 
+# Each query's own keys, tested where sharing them shows: with one key of width 1 per query,
+# scores q * k of shared k have the std |k| of that one draw, not 1. OWN_KEYS_ROWS rows put
+# a right std within 12 % of 1 (SE_MARGIN standard errors); a shared key lands there with a
+# chance of 0.12 per call, so in all OWN_KEYS_CALLS calls with one in 10^7.
+OWN_KEYS_ROWS, OWN_KEYS_CALLS = 4000, 8
+
+
+def _own_keys(outcomes, ref):
+    stds, tops = [], []
+    for outcome in outcomes:
+        std, top_unscaled, top_scaled = _three_floats(outcome)
+        stds.append(std)
+        tops += [top_unscaled, top_scaled]
+    rel = std_tol(1, OWN_KEYS_ROWS, 1)
+    if not all(_near(t, 1.0, 1e-9) for t in tops):
+        raise Fail(f"with one key per query the softmax of a single score is 1, so both top weights should be "
+                   f"1.0; yours are {', '.join(f'{t:.3g}' for t in tops[:4])}, ...")
+    off = [s for s in stds if not _near(s, 1.0, rel)]
+    if off:
+        raise Fail(explain("keys_shared", func=F) + f"\nwith d = 1 and one key per query, {OWN_KEYS_ROWS} rows "
+                   f"give a std within {rel:.0%} of 1 for every seed; yours, for {OWN_KEYS_CALLS} seeds, are "
+                   f"{', '.join(f'{s:.3f}' for s in stds)}.", "keys_shared")
+    return Verdict(True, "each query draws its own keys.")
+
+
+def _own_keys_calls(seeds) -> tuple[Call, ...]:
+    return tuple(Call(F, (1, OWN_KEYS_ROWS, 1, Rng(int(s)))) for s in seeds)
+
+
+def _reproducible(outcomes, ref):
+    first, again, other, more_rows = (np.array(_three_floats(o)) for o in outcomes)
+    if not all(np.isfinite(v).all() for v in (first, again, other, more_rows)):
+        raise Fail("score_spread returned nan or inf: it should measure three finite numbers.")
+    if np.allclose(first, other, rtol=1e-9, atol=0) and np.allclose(first, more_rows, rtol=1e-9, atol=0):
+        # Not a draw ignored: no draw at all (a constant, or the notebook's table).
+        raise Fail(f"score_spread returned {first.round(4).tolist()} whatever the seed and the number of rows: "
+                   "it should measure its numbers on draws from rng.")
+    if not np.allclose(first, again, rtol=1e-12, atol=0):
+        raise Fail(explain("rng_ignored", func=F) + f"\nthe same seed gave {first.round(4).tolist()} and then "
+                   f"{again.round(4).tolist()}.", "rng_ignored")
+    if np.allclose(first, other, rtol=1e-9, atol=0):
+        raise Fail(explain("rng_ignored", func=F) + f"\ntwo different seeds gave the same numbers, "
+                   f"{first.round(4).tolist()}.", "rng_ignored")
+    return Verdict(True, "the same seed gives the same numbers, another seed others.")
+
+
 def checks(rng):
     seeds = rng.integers(0, 2**31, size=4)
     # The student's code draws n_rows x (n_keys + 1) x d numbers per call: ROWS rows, and
@@ -111,21 +157,42 @@ def checks(rng):
     n_keys = int(rng.choice([3, 5, 6]))
     c_other = Call(F, (int(rng.choice([24, 32, 48])), -(-SCORES // n_keys), n_keys, Rng(int(seeds[3]))))
     once_more = "(it depends on d), and it is not:"
+    own_keys = _own_keys_calls(range(100, 100 + OWN_KEYS_CALLS))  # the notebook's: fixed seeds
+    hidden_own_keys = _own_keys_calls(rng.integers(0, 2**31, size=OWN_KEYS_CALLS))
+    # Two calls with the same seed (two Calls, so that both run), one with another seed, and
+    # one with the first seed and more rows (a measurement changes with them, a constant not).
+    c_seed, c_seed_again, c_seed_other, c_more_rows = (Call(F, (4, n, 8, Rng(s))) for s, n in
+                                                       ((5, 50), (5, 50), (6, 50), (5, 60)))
+    real = "this check counts once the top weight at d = 4 is right too (it depends on d), and it is not:"
+
+    def counted(judge):
+        """A hidden statistic, counted only once each query has its own keys: shared keys estimate
+        the same means from one draw of keys, which passes or fails by the luck of that draw."""
+        return provided(judge, _own_keys, "this check counts once each query draws its own keys, and it does "
+                        "not:", last=OWN_KEYS_CALLS)
+
     return [
         Spec("std of scores at d = 16 is about 4", 1, visible=True).bind((c_visible, c_visible_4), provided(
             _std(16), _std(4), "this check counts once the std is right at another width too " + once_more)),
         Spec("top weights at d = 16", 1, visible=True).bind((c_visible, c_visible_4), provided(
             all_of(_top(16, False), _top(16, True)), _top(4, False),
             "this check counts once the top weight is right at another width too " + once_more)),
-        Spec("std of scores grows like sqrt(d)", 1).bind((calls[4], calls[64]), each(_std(4), _std(64))),
+        Spec("each query has its own keys", 1, visible=True).bind(
+            (*own_keys, c_visible_4), provided(_own_keys, _top(4, False), real)),
+        Spec("draws from the rng it is given", 1, visible=True).bind(
+            (c_seed, c_seed_again, c_seed_other, c_more_rows, c_visible_4),
+            provided(_reproducible, _top(4, False), real)),
+        Spec("std of scores grows like sqrt(d)", 1).bind(
+            (calls[4], calls[64], *hidden_own_keys), counted(each(_std(4), _std(64)))),
         Spec("unscaled softmax gets peakier with d", 1).bind(
-            (calls[4], calls[64]), each(_top(4, False), _top(64, False))),
+            (calls[4], calls[64], *hidden_own_keys), counted(each(_top(4, False), _top(64, False)))),
         # Staying the same is what a constant does: it counts only beside the unscaled
         # weights of the same draws, which do change with d.
         Spec("scaled softmax stays the same with d", 2).bind(
-            (calls[4], calls[64]), each(all_of(_top(4, True), _top(4, False)),
-                all_of(_top(64, True), _top(64, False)))),
-        Spec("a width and key count not in the table", 1).bind((c_other,), _like_reference(c_other)),
+            (calls[4], calls[64], *hidden_own_keys), counted(each(all_of(_top(4, True), _top(4, False)),
+                all_of(_top(64, True), _top(64, False))))),
+        Spec("a width and key count not in the table", 1).bind(
+            (c_other, *hidden_own_keys), counted(_like_reference(c_other))),
     ]
 
 
@@ -159,4 +226,20 @@ def _like_reference(call):
     return judge
 
 
-EXERCISE = Exercise(F, "ps1", build=checks)
+DOMAIN = (
+    Boundary("d", "any width >= 1: 1, the table's 4, 16 and 64, and widths not in it",
+             ("each query has its own keys", "std of scores at d = 16 is about 4", "std of scores grows like sqrt(d)",
+              "a width and key count not in the table")),
+    Boundary("n_keys", "any count >= 1: one key (softmax of one score is 1), the table's 8, others",
+             ("each query has its own keys", "top weights at d = 16", "a width and key count not in the table")),
+    Boundary("n_rows", "any count: the checks' tolerances follow it (400 to 4000 rows)",
+             ("std of scores grows like sqrt(d)", "each query has its own keys")),
+    Boundary("rng", "a numpy Generator: every number drawn from it, the same seed giving the same numbers",
+             ("draws from the rng it is given",)),
+    Boundary("draws", "each query its own n_keys keys, not keys shared by every query",
+             ("each query has its own keys", "std of scores grows like sqrt(d)", "unscaled softmax gets peakier with d",
+              "scaled softmax stays the same with d", "a width and key count not in the table")),
+    Boundary("result", "three Python floats (std, top_unscaled, top_scaled)", ("std of scores at d = 16 is about 4",)),
+)
+
+EXERCISE = Exercise(F, "ps1", build=checks, domain=DOMAIN)

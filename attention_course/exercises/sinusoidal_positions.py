@@ -1,6 +1,6 @@
 """sinusoidal_positions(T, d) -> PE (T, d): sin and cos of p / 10000^(2i/d), interleaved."""
 from autograder.checks import Call, Spec, Verdict, each, matches_reference, matches_worked, provided, raised
-from autograder.exercise import Exercise
+from autograder.exercise import Boundary, Exercise
 from ..worked_inputs import POSITIONS_D, POSITIONS_T
 
 F = "sinusoidal_positions"
@@ -33,4 +33,12 @@ def checks(rng):
     ]
 
 
-EXERCISE = Exercise(F, "ps4", build=checks)
+DOMAIN = (
+    Boundary("T", "a positive int: 3, 8 to 19, 50; 0 and negatives: ValueError",
+             ("the table for T = 3, d = 4", "matches the reference", "a long, wide table (T = 50, d = 64)",
+              "rejects sizes that are not positive")),
+    Boundary("d", "an even positive int: 4, 6 to 16, 64; odd or 0: ValueError",
+             ("the table for T = 3, d = 4", "rejects an odd d", "rejects sizes that are not positive")),
+)
+
+EXERCISE = Exercise(F, "ps4", build=checks, domain=DOMAIN)

@@ -3,7 +3,7 @@ import numpy as np
 
 from autograder.checks import (Call, Fail, Spec, Verdict, as_array, each, expect_close,
                                leaves_inputs_unchanged, matches_reference, matches_worked, returned, side_by_side)
-from autograder.exercise import Exercise
+from autograder.exercise import Boundary, Exercise
 
 F = "softmax"
 
@@ -71,6 +71,12 @@ def checks(rng):
     # Rows a thousand apart: one maximum for the whole array leaves the low row 0/0.
     c_far = Call(F, (np.array([[1000.0, 1001.0, 999.0], [0.0, 1.0, -1.0]]),))
     c_axis = Call(F, (FIXED.copy(),), {"axis": 0})
+    c_row = Call(F, (FIXED[2].copy(),))  # one row, no batch axis at all
+    c_axis_neg = Call(F, (S3,), {"axis": -2})
+    # float16 holds exp() only up to 11.09: a score of 16 in every row overflows it without the max shift.
+    S16 = rng.standard_normal((4, 6)) * 3
+    S16[:, 0] = 16.0
+    c_16 = Call(F, (S16.astype(np.float16),))
     return [
         Spec("rows are non-negative and sum to 1", 1, visible=True).bind((c_fixed,), _sums_to_one(c_fixed)),
         Spec("stays finite for scores of 1e4", 1, visible=True).bind(
@@ -83,14 +89,35 @@ def checks(rng):
             (c_far,), matches_worked(c_far, what="weights for rows a thousand apart")),
         Spec("normalises along the axis it is given", 1, visible=True).bind(
             (c_axis,), matches_worked(c_axis, what="output with axis=0")),
+        Spec("a single row of scores (1-D)", 1, visible=True).bind(
+            (c_row,), matches_worked(c_row, what="weights of a 1-D row")),
         Spec("matches the reference on random scores", 2).bind((c_rand,), matches_reference(c_rand)),
         Spec("works on float32 and batched input", 1).bind((c_32,), matches_reference(c_32)),
         Spec("honours the axis argument", 1).bind(
-            (c_axis0, c_axis1), each(matches_reference(c_axis0, what="output with axis=0"),
-                matches_reference(c_axis1, what="output with axis=1"))),
+            (c_axis0, c_axis1, c_axis_neg), each(matches_reference(c_axis0, what="output with axis=0"),
+                matches_reference(c_axis1, what="output with axis=1"),
+                matches_reference(c_axis_neg, what="output with axis=-2"))),
         Spec("stays finite for random scores in the thousands", 1).bind((c_huge,), matches_reference(c_huge)),
+        Spec("float16 scores", 1).bind((c_16,), matches_reference(c_16, what="weights of float16 scores")),
         leaves_inputs_unchanged(c_rand),
     ]
 
 
-EXERCISE = Exercise(F, "ps1", build=checks)
+# The contract's domain (CONTRACTS.md), and the checks that try each edge of it.
+DOMAIN = (
+    Boundary("S", "any float array with one axis or more: a single row, batch axes before the last",
+             ("a single row of scores (1-D)", "works on float32 and batched input")),
+    Boundary("S", "entries of -inf: weight exactly 0", ("-inf gets weight exactly 0",)),
+    Boundary("S", "scores of 1e4 and in the thousands: finite (exp() overflows past 709)",
+             ("stays finite for scores of 1e4", "stays finite for random scores in the thousands")),
+    Boundary("S", "rows a thousand apart: each shifted by its own maximum",
+             ("each row is shifted by its own maximum",)),
+    Boundary("axis", "any axis of S, negative ones included; -1 by default",
+             ("normalises along the axis it is given", "honours the axis argument",
+              "matches the reference on random scores")),
+    Boundary("dtype", "float64, float32, float16 (whose exp() overflows past 11)",
+             ("matches the reference on random scores", "works on float32 and batched input", "float16 scores")),
+    Boundary("inputs", "left unchanged", ("leaves its inputs unchanged",)),
+)
+
+EXERCISE = Exercise(F, "ps1", build=checks, domain=DOMAIN)

@@ -1,9 +1,9 @@
 """wired_attention(X, W_Q, W_K): separate queries and keys, scaled weights, raw values."""
 import numpy as np
 
-from autograder.checks import (Call, Spec, Verdict, expect_close, first_of, matches_reference, parts, returned,
-                               leaves_inputs_unchanged)
-from autograder.exercise import Exercise
+from autograder.checks import (Call, Spec, Verdict, expect_close, first_of, matches_reference, matches_worked, parts,
+                               provided, returned, leaves_inputs_unchanged)
+from autograder.exercise import Boundary, Exercise
 from ..worked_inputs import RIVER_BANK, W_K_RIVER, W_Q_RIVER
 from autograder import worked_examples
 
@@ -23,22 +23,35 @@ def _hand_wiring(call):
 
 def checks(rng):
     c_bank = Call(F, (RIVER_BANK, W_Q_RIVER, W_K_RIVER))
+    # Bank 40 times louder: its scaled score on itself is 1222 (exp() overflows past 709), while
+    # the rows of "the" and "river" peak at 38 and 10, which one shift for the whole array
+    # (by 1222) underflows to 0/0.
+    c_loud = Call(F, (RIVER_BANK * np.array([[1.0], [1.0], [40.0]]), W_Q_RIVER, W_K_RIVER))
     d, d_k = 6, 3
     X = rng.standard_normal((5, d))
     c_x = Call(F, (X, rng.standard_normal((d, d_k)), rng.standard_normal((d, d_k))))
     Xs = rng.standard_normal((4, d))
     c_square = Call(F, (Xs, rng.standard_normal((d, d)), rng.standard_normal((d, d))))
+    c_one = Call(F, (rng.standard_normal((1, d)), rng.standard_normal((d, d_k)), rng.standard_normal((d, d_k))))
     X32 = rng.standard_normal((5, d)).astype(np.float32)
     c_32 = Call(F, (X32, rng.standard_normal((d, 8)).astype(np.float32),
                     rng.standard_normal((d, 8)).astype(np.float32)))
     return [
         Spec("the hand-wired river-bank example", 2, visible=True).bind((c_bank,), _hand_wiring(c_bank)),
+        Spec("a loud token stays finite and leaves the other rows finite", 1, visible=True).bind(
+            (c_loud,), matches_worked(c_loud, first_of(1), "weights with bank 40 times louder")),
         Spec("scores match the reference", 1).bind((c_x,), matches_reference(c_x, first_of(2), "scores")),
         Spec("weights match the reference", 2).bind(
             (c_x,), matches_reference(c_x, first_of(1), "weights", heatmap=lambda w: w)),
         Spec("square projections", 1).bind((c_square,), matches_reference(c_square, first_of(1), "weights")),
         Spec("output blends the raw embeddings", 1).bind((c_x,), matches_reference(c_x, first_of(0), "out")),
         Spec("float32 input", 1).bind((c_32,), matches_reference(c_32, first_of(1), "weights")),
+        # One token attends to itself alone, so returning X is right there: the check counts only
+        # with the output right on several tokens too.
+        Spec("a single token", 1).bind((c_one, c_x), provided(
+            matches_reference(c_one, first_of(0), "out"), matches_reference(c_x, first_of(0), "out"),
+            "a single token's output is X itself; this check counts once the output on several "
+            "tokens is right too, and it is not:")),
         leaves_inputs_unchanged(c_x),
     ]
 
@@ -48,4 +61,14 @@ def _d_k(call):
     return {"d_k": call.args[2].shape[-1]}
 
 
-EXERCISE = Exercise(F, "ps1", build=checks, numbers=_d_k)
+DOMAIN = (
+    Boundary("X", "(T, d) floats, T >= 1", ("the hand-wired river-bank example", "a single token")),
+    Boundary("W_Q, W_K", "(d, d_k), d_k != d as well as square",
+             ("scores match the reference", "square projections")),
+    Boundary("X", "a loud token: scaled scores past exp()'s 709 beside rows that peak far lower",
+             ("a loud token stays finite and leaves the other rows finite",)),
+    Boundary("dtype", "float64 and float32", ("weights match the reference", "float32 input")),
+    Boundary("inputs", "left unchanged", ("leaves its inputs unchanged",)),
+)
+
+EXERCISE = Exercise(F, "ps1", build=checks, numbers=_d_k, domain=DOMAIN)

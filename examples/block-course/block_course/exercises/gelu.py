@@ -2,7 +2,7 @@
 import numpy as np
 
 from autograder.checks import Call, Spec, leaves_inputs_unchanged, matches_reference, matches_worked
-from autograder.exercise import Exercise
+from autograder.exercise import Boundary, Exercise
 
 from ..worked_inputs import GELU_POINTS
 
@@ -23,4 +23,12 @@ def checks(rng):
     ]
 
 
-EXERCISE = Exercise(F, "block1", build=checks)
+DOMAIN = (
+    Boundary("x", "any float array, elementwise",
+             ("five points by hand, from -3 to 3", "matches the reference on a random batch")),
+    Boundary("x", "far from 0 (|x| from 20 to 60): finite, about x or 0", ("stays finite far from 0",)),
+    Boundary("dtype", "float64 and float32", ("matches the reference on a random batch", "works on float32")),
+    Boundary("inputs", "left unchanged", ("leaves its inputs unchanged",)),
+)
+
+EXERCISE = Exercise(F, "block1", build=checks, domain=DOMAIN)

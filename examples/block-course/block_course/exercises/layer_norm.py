@@ -2,7 +2,7 @@
 import numpy as np
 
 from autograder.checks import Call, Spec, leaves_inputs_unchanged, matches_reference, matches_worked
-from autograder.exercise import Exercise
+from autograder.exercise import Boundary, Exercise
 
 from ..worked_inputs import BETA, GAMMA, QUIET, TOKENS
 
@@ -45,4 +45,15 @@ def numbers(call: Call) -> dict:
     return {"d": int(np.shape(call.args[0])[-1])}
 
 
-EXERCISE = Exercise(F, "block1", build=checks, numbers=numbers)
+# The contract's domain, and the checks that try each edge of it.
+DOMAIN = (
+    Boundary("x", "(..., d): batch axes, every token normalised on its own",
+             ("each of three tokens is normalised on its own", "matches the reference on a random batch")),
+    Boundary("x", "a nearly constant token: variance below eps",
+             ("a nearly constant token (eps inside the square root)",)),
+    Boundary("eps", "1e-5 by default, or given", ("eps defaults to 1e-5", "uses the eps it is given")),
+    Boundary("dtype", "float64 and float32", ("matches the reference on a random batch", "works on float32")),
+    Boundary("inputs", "left unchanged", ("leaves its inputs unchanged",)),
+)
+
+EXERCISE = Exercise(F, "block1", build=checks, numbers=numbers, domain=DOMAIN)
