@@ -103,6 +103,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if why is not None:
         raise pytest.UsageError(f"refusing to grade: {why}; run `autograder pytest {one_line(str(path))} "
                                 f"--assignment {assignment}` instead (docs/pytest-classroom.md)")
+    if not request.visible_only and _student_install():
+        raise pytest.UsageError(f"no reference solutions here: course {course.current().name} is installed "
+                                "without its folder, as in a student's environment; add --visible to run the "
+                                "notebook's visible checks (the hidden ones need the instructor's course folder)")
     config.pluginmanager.register(Grading(config, request, hidden, unreadable), "autograder-grading")
 
 
@@ -168,6 +172,18 @@ def unsafe_reason(config: pytest.Config, submission: Path, origin: tuple[Path, .
         if link is not None:
             return f"the report's path goes through a symbolic link ({link})"
     return None
+
+
+def _student_install() -> bool:
+    """Whether the course is installed without its folder, so without the reference that
+    every check but the visible ones is judged by."""
+    from . import course, reference
+
+    try:
+        reference.solutions_dir()
+    except course.CourseError:
+        return True
+    return False
 
 
 def _assignment(name: str | None) -> str:
