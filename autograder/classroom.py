@@ -9,8 +9,8 @@ in ``sh`` with only PATH and HOME in the environment, and gives ``max-score`` wh
 command exits 0), whose command is ``python -I -m autograder pytest NOTEBOOK --assignment A
 --visible CHECK`` (the launcher isolated too): that check alone, its points the step's
 ``max-score``. The steps share one virtual environment under ``$HOME``, which the job keeps
-between steps, so the grader is installed once; the Python it is made from is set up by
-actions/setup-python.
+between steps, so the grader is installed once, with only what the checks need
+(``setup_command``); the Python it is made from is set up by actions/setup-python.
 
 A student's repository cannot hold the hidden reference: these points are feedback, and the
 grade comes from collecting the repositories and running ``grade-batch`` on them.
@@ -22,12 +22,16 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from .gradescope.bundle import PINS
+
 GRADER = "classroom-resources/autograding-command-grader@v1"
 REPORTER = "classroom-resources/autograding-grading-reporter@v1"
 CHECKOUT = "actions/checkout@v4"
 SETUP_PYTHON = "actions/setup-python@v5"
 PYTHON = "3.11"
 PYTEST = "pytest>=7"  # what `autograder pytest` runs; not a dependency of the grader's base install
+# What grading imports beyond the standard library, for this Python: the Gradescope image's pins.
+RUNTIME = PINS[PYTHON]
 VENV = "$HOME/autograder-venv"  # the runner's $HOME: kept for the whole job
 STEP_MINUTES = 10  # the grader's timeout input, in minutes (the first step installs the package)
 
@@ -103,10 +107,19 @@ def write_starter(assignment: str, out: Path, package: str, notebook: Path | Non
 
 
 def setup_command(package: str) -> str:
-    """Install the grader once per job into a virtual environment under $HOME, with pytest
-    (the pytest face's; a student's install of the grader does not bring it)."""
-    return (f'if [ ! -f "{VENV}/.installed" ]; then python3 -m venv "{VENV}" '
-            f'&& "{VENV}/bin/pip" install --quiet {shlex.quote(package)} {shlex.quote(PYTEST)} '
+    """Install the grader once per job into a virtual environment under $HOME, with only what
+    the checks need: what grading imports (``RUNTIME``) and pytest (the pytest face's; a
+    student's install of the grader does not bring it), then the package itself with
+    ``--no-deps``: its other dependencies, the notebooks' pictures (matplotlib and what it brings)
+    and this command's YAML, are never imported while grading. The environment is made
+    without pip (ensurepip costs several times a check's grading) and filled by the runner's
+    pip (``--python``); ``--no-compile``, since byte-compiling every module of numpy and pytest
+    was most of the install, and the first check's grader writes the bytecode of what it
+    imports for the steps after it. benchmarks/classroom_first_step.py measures it."""
+    pip = f'python3 -m pip --python "{VENV}/bin/python" install --quiet --no-compile --disable-pip-version-check'
+    needs = " ".join(shlex.quote(r) for r in (*RUNTIME, PYTEST))
+    return (f'if [ ! -f "{VENV}/.installed" ]; then python3 -m venv --without-pip "{VENV}" '
+            f'&& {pip} {needs} && {pip} --no-deps --no-warn-conflicts {shlex.quote(package)} '
             f'&& touch "{VENV}/.installed"; fi')
 
 

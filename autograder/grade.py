@@ -53,8 +53,19 @@ def hidden_paths(*paths: str | Path) -> list[str]:
 
     here = Path(__file__).resolve().parent.parent
     chosen = course.current()
-    folders = {here, reference.solutions_dir(), chosen.package_dir, *([chosen.root] if chosen.root else [])}
+    folders = {here, chosen.package_dir, *([chosen.root] if chosen.root else []), *_solutions()}
     return [str(p) for p in {*folders, *(Path(p).resolve() for p in paths)}]
+
+
+def _solutions() -> list[Path]:
+    """The reference's folder, when there is one: a course installed without its folder (a
+    student's install, which grades the visible checks only) has none to hide."""
+    from . import course
+
+    try:
+        return [reference.solutions_dir()]
+    except course.CourseError:
+        return []
 
 
 def grade(path: str | Path, assignment: str, *, sandbox: Sandbox, student: str | None = None,

@@ -17,8 +17,8 @@ copy in a fresh interpreter that sees none of that:
 - its current folder an empty private one; ``-c`` an ini file written here (empty) and
   ``--rootdir`` a private folder, so no configuration is discovered;
   ``--noconftest``, ``-p no:cacheprovider``, and ``-p autograder.pytest_plugin`` by name;
-- the JUnit XML written in the private folder, then placed where the operator asked
-  (through no link below the starting folder).
+- the JUnit XML (xunit2, its suite named for the assignment) written in the private folder,
+  then placed where the operator asked (through no link below the starting folder).
 
 The pytest process then runs no student code (the submission runs in the sandbox only), and
 the plugin checks again for itself (``pytest_plugin.unsafe_reason``).
@@ -151,7 +151,9 @@ def prepare(args, private: Path, start: Path) -> Plan:
         _folder_fd(junitxml, start, check_only=True)  # refused now, before grading, not after
     argv = [sys.executable, "-I", "-m", "pytest", "-c", str(ini), "--rootdir", str(folders["run"]),
             "--noconftest", "-p", "no:cacheprovider", "-p", "autograder.pytest_plugin",
-            f"--submission={copy}", f"--assignment={args.assignment}", f"--junitxml={report}"]
+            f"--submission={copy}", f"--assignment={args.assignment}", f"--junitxml={report}",
+            # Standard JUnit XML whatever pytest's default: the schema's, one suite named for the set.
+            "-o", "junit_family=xunit2", "-o", f"junit_suite_name={args.assignment}"]
     if snap.data is None:  # graded as what it is: the results say why it was not read
         argv.append(f"--autograder-unreadable={snap.problem or 'it could not be read'}")
     else:

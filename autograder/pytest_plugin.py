@@ -8,8 +8,9 @@ nothing of the submission's can reach the pytest process, and is refused otherwi
 (``unsafe_reason``). It collects one item per check, node ids ``ps2/<exercise>::<check title>`` in the order the
 results list them, grades the submission once (``graded.grade_file``: the sandbox and inputs
 of ``autograder grade``; no student code runs in this process) and reports each item
-passed or failed with the engine's message as the failure text. Each test case's JUnit XML
-properties hold its points, score, visibility and tags; the output ends with ``N/M points``.
+passed or failed with the engine's message as the failure text; the output ends with ``N/M
+points``. The JUnit XML carries the points where the xunit2 schema allows properties, on the
+``<testsuite>`` (``junit_properties``): a ``<testcase>`` may hold none.
 
 Registered with the ``pytest11`` entry point and inert without ``--submission``: every
 other pytest run sees a few more options and nothing else. The grader's own failure is an
@@ -102,6 +103,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if why is not None:
         raise pytest.UsageError(f"refusing to grade: {why}; run `autograder pytest {one_line(str(path))} "
                                 f"--assignment {assignment}` instead (docs/pytest-classroom.md)")
+    if not request.visible_only and _student_install():
+        raise pytest.UsageError(f"no reference solutions here: course {course.current().name} is installed "
+                                "without its folder, as in a student's environment; add --visible to run the "
+                                "notebook's visible checks (the hidden ones need the instructor's course folder)")
     config.pluginmanager.register(Grading(config, request, hidden, unreadable), "autograder-grading")
 
 
@@ -167,6 +172,18 @@ def unsafe_reason(config: pytest.Config, submission: Path, origin: tuple[Path, .
         if link is not None:
             return f"the report's path goes through a symbolic link ({link})"
     return None
+
+
+def _student_install() -> bool:
+    """Whether the course is installed without its folder, so without the reference that
+    every check but the visible ones is judged by."""
+    from . import course, reference
+
+    try:
+        reference.solutions_dir()
+    except course.CourseError:
+        return True
+    return False
 
 
 def _assignment(name: str | None) -> str:
@@ -281,23 +298,51 @@ class Grading:
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session):
-        # Outermost, so this line follows the terminal reporter's own summary and stats line.
+        # Outermost: the properties are in before the JUnit plugin writes its file, and the
+        # score line follows the terminal reporter's own summary and stats line.
+        from _pytest.junitxml import xml_key  # what record_testsuite_property writes through
+
+        xml = self.config.stash.get(xml_key, None)
+        if xml is not None:
+            for name, value in self.junit_properties():
+                xml.add_global_property(name, value)
         yield
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
             reporter.write_line(self.score_line())
 
+    def points(self) -> tuple[float, float] | None:
+        """(score, most) over the checks that ran; None when nothing was graded."""
+        if self.failure is not None or self.results is None:
+            return None
+        ran = list(self.run.values())
+        return sum(t.score for t in ran if _passed(t)), sum(t.max_score for t in ran)
+
+    def junit_properties(self) -> list[tuple[str, str]]:
+        """The ``<testsuite>``'s properties: ``score`` and ``max_score`` (the score line's, when
+        there is one), then for each check that ran ``points:<node id>`` (what it is worth; it
+        earned that when its test case passed, else 0) and, for a recognised mistake,
+        ``misconception:<node id>``. A check's node id is its test case's ``classname`` with
+        the first ``.`` as ``/``, then ``::`` and its ``name``."""
+        out = []
+        totals = self.points()
+        if totals is not None:
+            out += [("score", _number(totals[0])), ("max_score", _number(totals[1]))]
+        for nodeid, test in self.run.items():
+            out.append((f"points:{nodeid}", _number(test.max_score)))
+            if test.misconception is not None:
+                out.append((f"misconception:{nodeid}", test.misconception))
+        return out
+
     def score_line(self) -> str:
         if self.failure is not None:
             return f"not graded: the grader failed ({self.failure})"
-        if self.results is None:  # every check deselected, or stopped before grading ended
+        totals = self.points()
+        if totals is None:  # every check deselected, or stopped before grading ended
             return "not graded: no check ran"
-        ran = list(self.run.values())
-        score = sum(t.score for t in ran if _passed(t))
-        most = sum(t.max_score for t in ran)
-        line = f"{_number(score)}/{_number(most)} points"
-        if len(ran) < len(self.results.tests):  # -k, --lf, -x: a part of the grade
-            line = f"{len(ran)} of {self.collected} checks run: {line}"
+        line = f"{_number(totals[0])}/{_number(totals[1])} points"
+        if len(self.run) < len(self.results.tests):  # -k, --lf, -x: a part of the grade
+            line = f"{len(self.run)} of {self.collected} checks run: {line}"
         return line
 
 
@@ -319,8 +364,6 @@ class CheckItem(pytest.Item):
         super().__init__(**kwargs)
         self.spec, self.exercise = spec, exercise
         self.grading: Grading = self.parent.grading
-        self.user_properties.append(("points", _number(spec.points)))
-        self.user_properties.append(("visibility", "visible" if spec.visible else "after_due_date"))
 
     def setup(self) -> None:
         self.grading.graded(self.session)
@@ -332,8 +375,6 @@ class CheckItem(pytest.Item):
         if test is None:  # the declarations and the results disagree: the grader's bug
             raise AssertionError(f"the grader's results have no test {self.nodeid!r}")
         self.grading.run[self.nodeid] = test
-        self.user_properties.append(("score", _number(test.score)))
-        self.user_properties.extend(("tag", tag) for tag in test.tags)
         if not _passed(test):
             pytest.fail(_printable(test.output) or f"{test.name} failed.", pytrace=False)
 

@@ -4,11 +4,14 @@ GitHub's runner cannot be had here, so each step is run as the command grader ru
 (classroom-resources/autograding-command-grader@v1, src/main.js): ``setup-command`` and then
 ``command`` through ``execSync`` (``/bin/sh -c``) in the repository, with an environment of
 PATH, HOME and three variables of its own, the step passing when the command exits 0. The
-install the setup command makes once per job is stood in for by a virtual environment whose
-``python`` is this one.
+first step's install is real: the setup command makes the virtual environment under a fresh
+$HOME and fills it with pip (this machine's configuration, as a runner's is GitHub's) from
+this checkout's wheel as ``--package``, so the steps run in a student's environment: the
+package without its course folder, no reference solutions.
 """
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -61,24 +64,38 @@ def grader_steps(steps) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory) -> Path:
-    """$HOME as the first step leaves it: the grader installed (here: this interpreter)."""
+def wheel_starter(tmp_path_factory, built_wheel) -> Path:
+    """The starter whose workflow installs this checkout's wheel: the one whose steps run here."""
+    out = tmp_path_factory.mktemp("wheel-starter") / "repo"
+    assert cli.main(["classroom", ASSIGNMENT, "--out", str(out), "--package", str(built_wheel)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def wheel_steps(wheel_starter) -> list[dict]:
+    doc = yaml.safe_load((wheel_starter / ".github" / "workflows" / "classroom.yml").read_text(encoding="utf-8"))
+    return [s for s in doc["jobs"]["run-autograding-tests"]["steps"] if s.get("uses") == classroom.GRADER]
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory, wheel_starter, wheel_steps) -> Path:
+    """$HOME as the first step's setup command leaves it: the grader installed."""
     home = tmp_path_factory.mktemp("home")
-    venv = home / "autograder-venv"
-    (venv / "bin").mkdir(parents=True)
-    (venv / ".installed").touch()
-    python = venv / "bin" / "python"
-    python.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} \"$@\"\n")
-    python.chmod(0o755)
+    proc = sh(wheel_steps[0]["with"]["setup-command"], wheel_starter, home)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert (home / "autograder-venv" / ".installed").is_file()
     return home
+
+
+def sh(command: str, cwd: Path, home: Path) -> subprocess.CompletedProcess:
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), **GRADER_ENV}
+    return subprocess.run(["/bin/sh", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 
 def run_step(step: dict, starter: Path, home: Path) -> subprocess.CompletedProcess:
     """The step as the command grader runs it: setup-command, then command, each in sh."""
-    env = {"PATH": os.environ["PATH"], "HOME": str(home), **GRADER_ENV}
     for key in ("setup-command", "command"):
-        proc = subprocess.run(["/bin/sh", "-c", step["with"][key]], cwd=starter, env=env, capture_output=True,
-                              text=True, timeout=300)
+        proc = sh(step["with"][key], starter, home)
         if proc.returncode != 0:
             break
     return proc
@@ -139,10 +156,14 @@ def test_the_reporter_reads_every_grader_step(steps, grader_steps):
     assert reporter["env"] == {f"{i.upper()}_RESULTS": f"${{{{steps.{i}.outputs.result}}}}" for i in ids}
 
 
-def test_the_package_is_installed_as_given_with_pytest(grader_steps):
+def test_the_install_is_what_the_checks_need_then_the_package_as_given_alone(grader_steps):
+    """What grading imports and pytest, then the package with --no-deps: not the notebooks'
+    pictures, nor any extra."""
     for step in grader_steps:
-        install = next(part for part in step["with"]["setup-command"].split("&&") if "pip" in part)
-        assert shlex.split(install)[-2:] == [PACKAGE, classroom.PYTEST]
+        parts = step["with"]["setup-command"].split("&&")
+        needs, package = [shlex.split(part) for part in parts if " install " in part]
+        assert needs[-len(classroom.RUNTIME) - 1:] == [*classroom.RUNTIME, classroom.PYTEST]
+        assert package[-1] == PACKAGE and "--no-deps" in package
 
 
 def test_every_step_runs_the_safe_command_for_its_own_check(grader_steps, home):
@@ -173,29 +194,69 @@ def test_each_steps_node_id_selects_its_check_alone(starter, grader_steps, capsy
         assert [line for line in out.splitlines() if line.startswith(f"{ASSIGNMENT}/")] == [node_id]
 
 
-def test_the_first_and_last_steps_pass_on_the_released_notebook_filled_in(starter, grader_steps, home):
-    """Two steps run end to end as the command grader runs them (each is one sandboxed grade;
-    the node ids of all of them are checked above)."""
-    fill(starter, "correct")
-    for step in (grader_steps[0], grader_steps[-1]):
-        proc = run_step(step, starter, home)
+# A distribution's requirements, walked from some names, in the environment that runs this.
+CLOSURE = """
+import json, sys
+from importlib.metadata import distributions, requires
+from packaging.requirements import Requirement
+seen, todo = set(), [Requirement(r) for r in sys.argv[1:]]
+while todo:
+    req = todo.pop()
+    name = req.name.lower().replace("_", "-")
+    if (req.marker is None or req.marker.evaluate({"extra": ""})) and name not in seen:
+        seen.add(name)
+        todo += [Requirement(r) for r in requires(req.name) or ()]
+print(json.dumps(sorted(seen)))
+print(json.dumps(sorted(d.metadata["Name"].lower().replace("_", "-") for d in distributions())))
+"""
+
+
+def test_the_install_holds_what_the_checks_need_and_the_package(wheel_starter, home):
+    """Every distribution in the environment is the package, or what grading imports and
+    pytest ask for; so no matplotlib and no PyYAML, which the package's metadata asks for."""
+    python = home / "autograder-venv" / "bin" / "python"
+    proc = subprocess.run([str(python), "-I", "-c", CLOSURE, *classroom.RUNTIME, classroom.PYTEST],
+                          capture_output=True, text=True, timeout=60, check=True)
+    needed, installed = (set(json.loads(line)) for line in proc.stdout.splitlines())
+    assert installed == needed | {"attention-autograder"}
+    assert {"numpy", "pytest"} <= installed and not {"matplotlib", "pyyaml"} & installed
+
+
+def test_without_visible_a_students_install_says_what_to_do(wheel_starter, home):
+    """The workflow's command without --visible, in the environment it made (no reference
+    solutions): one line saying to add --visible, nothing graded."""
+    python = home / "autograder-venv" / "bin" / "python"
+    fill(wheel_starter, "correct")
+    proc = sh(f'"{python}" -I -m autograder pytest {ASSIGNMENT}.ipynb --assignment {ASSIGNMENT}', wheel_starter, home)
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR
+    (line,) = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert "no reference solutions" in line and "add --visible" in line
+    assert " points" not in proc.stdout and "passed" not in proc.stdout
+
+
+def test_the_first_and_last_steps_pass_on_the_released_notebook_filled_in(wheel_starter, wheel_steps, home):
+    """Two steps run end to end as the command grader runs them, in the environment the first
+    step installed (each is one sandboxed grade; the node ids of all of them are checked above)."""
+    fill(wheel_starter, "correct")
+    for step in (wheel_steps[0], wheel_steps[-1]):
+        proc = run_step(step, wheel_starter, home)
         assert proc.returncode == 0, step["name"] + "\n" + proc.stdout[-2000:] + proc.stderr[-2000:]
         assert "1 passed" in proc.stdout
 
 
-def test_a_mistake_fails_exactly_its_steps_with_the_check_cells_message(starter, grader_steps, home):
+def test_a_mistake_fails_exactly_its_steps_with_the_check_cells_message(wheel_starter, wheel_steps, home):
     """The step of each check the check cell fails exits non-zero, the cell's message in its
     log; one step of a check the mistake passes exits 0."""
-    fill(starter, MISTAKE)
-    functions = answer_functions(starter / f"{ASSIGNMENT}.ipynb")
+    fill(wheel_starter, MISTAKE)
+    functions = answer_functions(wheel_starter / f"{ASSIGNMENT}.ipynb")
     cells = {f"{name}: {title}": (passed, message) for name in exercises(ASSIGNMENT)
              for title, passed, message, _ in run_visible(name, functions[name])}
-    failing = [s for s in grader_steps if not cells[s["with"]["test-name"]][0]]
-    passing = [s for s in grader_steps if cells[s["with"]["test-name"]][0]]
+    failing = [s for s in wheel_steps if not cells[s["with"]["test-name"]][0]]
+    passing = [s for s in wheel_steps if cells[s["with"]["test-name"]][0]]
     assert failing and passing
     for step in [*failing, passing[0]]:
         passed, message = cells[step["with"]["test-name"]]
-        proc = run_step(step, starter, home)
+        proc = run_step(step, wheel_starter, home)
         assert (proc.returncode == 0) == passed, step["name"] + "\n" + proc.stdout[-2000:]
         if not passed:
             assert proc.returncode == pytest.ExitCode.TESTS_FAILED

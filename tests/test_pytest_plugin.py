@@ -7,6 +7,7 @@ instructor's notebook, a notebook with a catalogued mistake (beside ``autograder
 the same file), a hanging one, and the mistaken one in ``--visible`` mode. Selecting, bad
 input and the plugin's own refusal run pytest in this process (nothing there grades, or
 what it grades has no code). tests/test_pytest_face.py attacks it with hostile repositories.
+Every report is validated against the xunit2 schema pytest's own tests use (tests/junit-10.xsd).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import xmlschema
 
 from autograder.assignments import exercise, exercises
 from autograder.selfcheck import run_visible
@@ -37,6 +39,7 @@ HANG = "timeout:attention_shapes"  # attention_shapes loops forever
 STUDENT = "ada"
 # hypothesis's pytest plugin costs a second or more to import and plays no part here
 QUIET_PLUGINS = ["-p", "no:hypothesispytest", "-p", "no:cacheprovider"]
+SCHEMA = xmlschema.XMLSchema(str(ROOT / "tests" / "junit-10.xsd"))
 
 
 @dataclass
@@ -46,6 +49,7 @@ class Run:
     stdout: str
     stderr: str
     cases: dict[str, ET.Element]  # node id -> its JUnit <testcase>
+    xml: bytes | None  # the JUnit XML report as written
 
     @property
     def last_line(self) -> str:
@@ -56,8 +60,17 @@ class Run:
         return {nid: case.find("failure").text or "" for nid, case in self.cases.items()
                 if case.find("failure") is not None}
 
-    def properties(self, nodeid: str) -> list[tuple[str, str]]:
-        return [(p.get("name"), p.get("value")) for p in self.cases[nodeid].iter("property")]
+    @property
+    def suite(self) -> dict[str, str]:
+        """The <testsuite>'s properties: name -> value."""
+        return suite_properties(ET.fromstring(self.xml))
+
+
+def suite_properties(root: ET.Element) -> dict[str, str]:
+    (suite,) = root.iter("testsuite")
+    names = [p.get("name") for p in suite.iter("property")]
+    assert len(set(names)) == len(names), names
+    return {p.get("name"): p.get("value") for p in suite.iter("property")}
 
 
 def run_pytest(folder: Path, *args: str, env: dict | None = None) -> Run:
@@ -67,11 +80,11 @@ def run_pytest(folder: Path, *args: str, env: dict | None = None) -> Run:
     proc = subprocess.run([str(AUTOGRADER), "pytest", f"{ASSIGNMENT}.ipynb", "--assignment", ASSIGNMENT,
                            "--junitxml", str(xml), *args],
                           cwd=folder, capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})})
-    cases = {}
-    if xml.exists():
-        for case in ET.parse(xml).iter("testcase"):
+    cases, data = {}, xml.read_bytes() if xml.exists() else None
+    if data is not None:
+        for case in ET.fromstring(data).iter("testcase"):
             cases[node_id(case)] = case
-    return Run(folder, proc.returncode, proc.stdout, proc.stderr, cases)
+    return Run(folder, proc.returncode, proc.stdout, proc.stderr, cases, data)
 
 
 def node_id(case: ET.Element) -> str:
@@ -157,13 +170,42 @@ def test_junit_xml_has_one_case_per_check(instructor):
 
 
 @pytest.mark.parametrize("name", exercises(ASSIGNMENT))
-def test_junit_properties_carry_points_visibility_and_tags(instructor, name):
+def test_the_suite_carries_each_checks_points(instructor, name):
     for spec in exercise(name).specs:
-        props = instructor.properties(f"{ASSIGNMENT}/{name}::{spec.title}")
-        assert ("points", f"{spec.points:g}") in props
-        assert ("score", f"{spec.points:g}") in props
-        assert ("visibility", "visible" if spec.visible else "after_due_date") in props
-        assert ("tag", f"exercise:{name}") in props
+        assert instructor.suite[f"points:{ASSIGNMENT}/{name}::{spec.title}"] == f"{spec.points:g}"
+
+
+@pytest.mark.parametrize("graded", ["instructor", "mistaken"])
+def test_the_suites_score_is_the_score_line_and_its_passed_cases_points(graded, request):
+    """The totals are the last line's, and the XML alone adds up to them: the points of the
+    cases that passed, out of the points of all."""
+    run = request.getfixturevalue(graded)
+    passed = [nid for nid, case in run.cases.items() if case.find("failure") is None and case.find("error") is None]
+    earned = sum(float(run.suite[f"points:{nid}"]) for nid in passed)
+    most = sum(float(run.suite[f"points:{nid}"]) for nid in run.cases)
+    assert run.last_line == f"{run.suite['score']}/{run.suite['max_score']} points"
+    assert (float(run.suite["score"]), float(run.suite["max_score"])) == pytest.approx((earned, most))
+
+
+@pytest.mark.parametrize("graded", ["instructor", "mistaken", "hanging", "visible"])
+def test_the_report_is_valid_xunit2(graded, request):
+    run = request.getfixturevalue(graded)
+    SCHEMA.validate(run.xml)
+    (suite,) = ET.fromstring(run.xml).iter("testsuite")
+    assert suite.get("name") == ASSIGNMENT
+    assert not [case for case in run.cases.values() if case.find("properties") is not None]
+
+
+def test_the_schema_refuses_properties_on_a_test_case(instructor):
+    """What pytest writes for record_property, and this plugin wrote before: a <testcase>'s
+    own <properties> is not xunit2, so the validation above can fail."""
+    root = ET.fromstring(instructor.xml)
+    (suite,) = root.iter("testsuite")
+    moved = suite.find("properties")
+    suite.remove(moved)
+    suite.find("testcase").insert(0, moved)
+    assert not SCHEMA.is_valid(ET.tostring(root))
+    assert SCHEMA.is_valid(instructor.xml)
 
 
 def test_output_ends_with_the_score(instructor):
@@ -192,7 +234,7 @@ def test_failure_text_is_the_engines_message(mistaken, graded_by_cli):
 
 def test_failure_names_the_misconception(mistaken):
     nodeid = f"{ASSIGNMENT}/scaled_dot_product_attention::the causal cat sat"
-    assert ("tag", "misconception:scale_by_dk") in mistaken.properties(nodeid)
+    assert mistaken.suite[f"misconception:{nodeid}"] == "scale_by_dk"
     assert "divided by d_k" in mistaken.failed()[nodeid]
 
 
@@ -210,8 +252,9 @@ def test_a_hang_costs_only_its_own_checks(hanging):
 
 
 def test_a_hang_is_tagged_timeout(hanging):
+    assert hanging.failed()
     for nodeid in hanging.failed():
-        assert ("tag", "misconception:timeout") in hanging.properties(nodeid)
+        assert hanging.suite[f"misconception:{nodeid}"] == "timeout"
 
 
 # ---------------------------------------------------------------- --visible: the check cells' checks
@@ -291,6 +334,24 @@ def test_without_submission_the_plugin_changes_nothing(tmp_path, capsys):
     assert re.sub(r"in [\d.]+s", "", outputs[0]) == re.sub(r"in [\d.]+s", "", outputs[1])
 
 
+@pytest.mark.parametrize("family", ["xunit2", "xunit1"])
+def test_a_plain_pytest_run_writes_the_points_validly_too(tmp_path, capsys, family):
+    """The plugin without `autograder pytest`, in whatever JUnit family the run asks for:
+    the points on the suite, no test case with properties of its own."""
+    write_notebook(tmp_path, "malformed")
+    code, _, _ = pytest_in_process(tmp_path, "-q", "--submission", f"{ASSIGNMENT}.ipynb", "--assignment", ASSIGNMENT,
+                                   "--junitxml", "report.xml", "-o", f"junit_family={family}", capsys=capsys)
+    assert code == pytest.ExitCode.TESTS_FAILED
+    data = (tmp_path / "report.xml").read_bytes()
+    if family == "xunit2":
+        SCHEMA.validate(data)
+    root = ET.fromstring(data)
+    assert not [case for case in root.iter("testcase") if case.find("properties") is not None]
+    suite = suite_properties(root)
+    assert (suite["score"], suite["max_score"]) == ("0", f"{points():g}")
+    assert sum(float(v) for k, v in suite.items() if k.startswith("points:")) == pytest.approx(points())
+
+
 def test_what_is_wrong_with_the_file_is_said_once(tmp_path, capsys):
     """A broken notebook: every check fails, and the summary says why, in the results' words."""
     write_notebook(tmp_path, "malformed")
@@ -326,6 +387,8 @@ def test_a_grader_failure_is_an_error_not_a_grade(mistaken_folder, tmp_path):
     assert all(case.find("error") is not None for case in run.cases.values())
     assert run.last_line.startswith("not graded: the grader failed")
     assert " points" not in run.stdout
+    SCHEMA.validate(run.xml)
+    assert not [name for name in run.suite if name in ("score", "max_score") or name.startswith("points:")]
 
 
 # ---------------------------------------------------------------- the plugin's own refusal
