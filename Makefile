@@ -45,8 +45,13 @@ install: $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(BIN)/python examples/demo.py
 
+# Two pytest-xdist workers where there are two cores (CI's machines): one pytest process keeps
+# about one core busy, its sandboxes and subprocesses mostly running one at a time.
+# tests/conftest.py keeps each module on one worker and the modules that run as nobody on the same one.
+WORKERS = -n auto --maxprocesses 2 --dist loadfile
+
 test: lint chromium openssl $(VENV)/.postgres
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(WORKERS)
 
 # The browser tests (tests/test_browser.py) drive Debian's chromium with Playwright; no
 # browser is downloaded at run time. Installed here when missing (root on these machines).

@@ -339,6 +339,7 @@ WORKS = ("import time\ndef first():\n    t = time.process_time()\n"
          f"    while time.process_time() - t < {WORK}:\n        pass\n    return 1\n")
 
 
+@pytest.mark.alone  # its burners would starve the other xdist worker's tests
 def test_on_a_loaded_machine_a_correct_exercise_keeps_its_points(sandbox):
     with Burners(LOAD):
         run = sandbox.run([WORKS], EXERCISES[:1], SHORT)
@@ -347,6 +348,7 @@ def test_on_a_loaded_machine_a_correct_exercise_keeps_its_points(sandbox):
     assert run.seconds > SHORT
 
 
+@pytest.mark.alone  # its burners would starve the other xdist worker's tests
 def test_code_that_sleeps_still_times_out_on_a_loaded_machine(sandbox):
     sleeps = "import time\ndef first():\n    time.sleep(1e9)\n"
     with Burners(LOAD):
@@ -379,6 +381,7 @@ def test_a_cell_that_never_ends_is_skipped_at_its_limit(sandbox):
     assert run.exercises["second"].outcomes[0].value == 2
 
 
+@pytest.mark.alone  # its burners would starve the other xdist worker's tests
 def test_own_time_is_wall_time_minus_the_wait_for_a_cpu():
     fd = os.open("/proc/self/schedstat", os.O_RDONLY)
     try:
