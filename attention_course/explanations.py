@@ -121,8 +121,8 @@ EXPLANATIONS = {
         "by the default. Test `scale is None`; a scale of 0 makes every score 0 and the weights uniform."),
     "d_head_from_d_model": (
         "Each head's width was worked out from d_model (X's last axis) instead of from the projections: "
-        "W_Q has n_heads * d_head columns, and d_head need not be d_model / n_heads. Use "
-        "d_head = W_Q.shape[1] // n_heads."),
+        "W_Q has n_heads * d_head columns, and d_head need not be d_model / n_heads. Divide "
+        "W_Q's number of columns by n_heads."),
     "induction_keyed_on_token": (
         "Layer 2 reads the token in the keys instead of the prev slot. Then the current token "
         "finds earlier copies of itself and copies them, which predicts the current token again, "

@@ -159,7 +159,9 @@ def write(course: Path, new: dict[str, str], appended: dict[str, str]) -> None:
 
 
 def run(*argv, course: Path, cwd: Path = ROOT, timeout: int = 600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "AUTOGRADER_COURSE": str(course)}
+    # Not an xdist worker's variables: the run started here is a pytest of its own.
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTEST_XDIST"))},
+           "AUTOGRADER_COURSE": str(course)}
     return subprocess.run([sys.executable, *map(str, argv)], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=timeout)
 

@@ -24,6 +24,9 @@ from pathlib import Path
 
 import pytest
 
+from autograder import course
+from autograder.gradescope.bundle import course_files
+
 from autograder.grade import grade, hidden_paths
 from autograder.sandbox import Sandbox
 
@@ -105,8 +108,11 @@ def face_grade_batch(canary: Path, work: Path) -> tuple[float, str]:
 
 
 def face_gradescope(canary: Path, work: Path) -> tuple[float, str]:
-    root = work / "gradescope-root"  # laid out as /autograder
+    root = work / "gradescope-root"  # laid out as /autograder: source/ is the zip's course folder
     shutil.copytree(ROOT / "solutions", root / "source" / "solutions")
+    for name, (data, _) in course_files(course.current()).items():
+        (root / "source" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "source" / name).write_bytes(data)
     (root / "submission").mkdir(parents=True)
     shutil.copy(canary, root / "submission" / "My Homework.ipynb")
     (root / "submission_metadata.json").write_text(json.dumps({"users": [{"email": EMAIL}]}))
