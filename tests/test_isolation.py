@@ -122,13 +122,18 @@ def listener():
 
 @pytest.fixture(scope="module")
 def files():
-    folder = Path(tempfile.mkdtemp(prefix="isolation-"))
+    yield from readable_copies(SEQUENCE, "isolation-")
+
+
+def readable_copies(names, prefix: str):
+    """The ps3 corpus files ``names`` (with the repository's root filled in) in a folder of
+    their own that any uid may read, as every level's child must; removed after."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
     folder.chmod(0o755)
     paths = []
-    for name in SEQUENCE:
-        rooted = with_root(SUBMISSIONS / "ps3" / name)
+    for name in names:
         target = folder / name
-        shutil.copy(rooted, target)
+        shutil.copy(with_root(SUBMISSIONS / "ps3" / name), target)
         target.chmod(0o644)
         paths.append(str(target))
     yield paths

@@ -23,12 +23,10 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import stat
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,8 +37,8 @@ from autograder.sandbox.folders import Walk, remove_path
 from autograder.sandbox.zygote import SHARED_WRITABLE
 from isolation_table import VARIANTS, Variant, holds
 from kernel_variants import variant_cmd
-from test_grading_corpus import ROOT, SUBMISSIONS, with_root
-from test_isolation import _unprivileged, uids_of
+from test_grading_corpus import ROOT
+from test_isolation import _unprivileged, readable_copies, uids_of
 
 pytestmark = pytest.mark.slow  # a sandbox per variant, each filling gigabytes
 
@@ -157,16 +155,7 @@ def _command(r: Run, cmd: list[str]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def files():
-    folder = Path(tempfile.mkdtemp(prefix="resources-"))
-    folder.chmod(0o755)
-    paths = []
-    for name in SEQUENCE:
-        target = folder / name
-        shutil.copy(with_root(SUBMISSIONS / "ps3" / name), target)
-        target.chmod(0o644)
-        paths.append(str(target))
-    yield paths
-    shutil.rmtree(folder)
+    yield from readable_copies(SEQUENCE, "resources-")
 
 
 @pytest.fixture(scope="module")
