@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 Edit = Callable[[str], str]
@@ -118,21 +119,28 @@ def chain(*edits: Edit) -> Edit:
 
 def edit_function(module_source: str, func: str, edit: Edit) -> str:
     """``module_source`` with function ``func``'s source replaced by its edit."""
-    node = next((n for n in ast.parse(module_source).body
-                 if isinstance(n, ast.FunctionDef) and n.name == func), None)
-    if node is None:
+    span = _functions(module_source).get(func)
+    if span is None:
         raise EditError(f"no function {func} in the module")
+    start, end, _ = span
     lines = module_source.split("\n")
-    start = node.lineno - 1 - len(node.decorator_list)
-    lines[start: node.end_lineno] = edit("\n".join(lines[start: node.end_lineno])).split("\n")
+    lines[start:end] = edit("\n".join(lines[start:end])).split("\n")
     return "\n".join(lines)
+
+
+@lru_cache(maxsize=32)
+def _functions(module_source: str) -> dict[str, tuple[int, int, frozenset[str]]]:
+    """Each top-level function of a module: its lines (decorators included) and the names it
+    uses. Parsed once per module: every entry of the catalogue edits one of a few modules."""
+    return {n.name: (n.lineno - 1 - len(n.decorator_list), n.end_lineno,
+                     frozenset(m.id for m in ast.walk(n) if isinstance(m, ast.Name)))
+            for n in ast.parse(module_source).body if isinstance(n, ast.FunctionDef)}
 
 
 def callers(module_source: str, func: str) -> list[str]:
     """The module's functions that call ``func``, directly or through another, in file order:
     an edit of ``func`` changes what they return too."""
-    uses = {n.name: {m.id for m in ast.walk(n) if isinstance(m, ast.Name)}
-            for n in ast.parse(module_source).body if isinstance(n, ast.FunctionDef)}
+    uses = {name: names for name, (_, _, names) in _functions(module_source).items()}
     found = {func}
     while True:
         more = {name for name, names in uses.items() if names & found} - found

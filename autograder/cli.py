@@ -8,8 +8,7 @@ import time
 from pathlib import Path
 
 from . import course
-from .assignments import ASSIGNMENTS
-from .grade import DEFAULT_TIMEOUT
+from .assignments import ASSIGNMENTS  # a view of the course's sets: importing it imports no declaration
 
 COURSE_HELP = ("the course folder (holding course.toml) to grade for; default: the one the current "
                "folder lies in, else $AUTOGRADER_COURSE's, else the installed course")
@@ -21,6 +20,17 @@ def _sets() -> str:
         return "one of " + ", ".join(ASSIGNMENTS)
     except course.CourseError:
         return "a problem set of the course (--course DIR)"
+
+
+def _command(argv: list[str]) -> str:
+    """The command a line runs, whatever --course DIR stands before it."""
+    pre = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    pre.add_argument("--course")
+    try:
+        rest = pre.parse_known_args(argv)[1]
+    except (argparse.ArgumentError, SystemExit):
+        return ""
+    return rest[0] if rest else ""
 
 
 def choose_course(argv: list[str]) -> list[str]:
@@ -41,16 +51,68 @@ def choose_course(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    early = None
     try:
-        return _main(choose_course(argv))
+        rest = choose_course(argv)
+        early = _prestart(rest)
+        return _main(rest, early)
     except SystemExit as e:
         return int(e.code) if isinstance(e.code, int) else 2
     except course.CourseError as e:  # no course here, or a course folder that says too little
         print(f"autograder: {e}", file=sys.stderr)
         return 2
+    finally:
+        if early is not None:
+            early.close()  # graded, or a line refused before grading: the zygote is ended either way
 
 
-def _main(argv: list[str]) -> int:
+def console() -> None:
+    """The `autograder` command. After `grade`, which leaves no thread and no file open, the
+    process ends without tearing down its interpreter (numpy, the course, the reference): a
+    tenth of what a cold grade costs a student waiting at the command line."""
+    code = main()
+    if _command(sys.argv[1:]) == "grade":
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
+def _prestart(argv: list[str]):
+    """For `grade`: its sandbox, launched before this process imports numpy and the course's
+    checks (prestart.py), so that both start at once. None for any other command, and for a
+    line the full parser will refuse with its own message."""
+    if argv[:1] != ["grade"] or {"-h", "--help"} & set(argv):
+        return None
+    pre = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    pre.add_argument("submission", type=Path)
+    pre.add_argument("--results", type=Path)
+    pre.add_argument("--allow-unisolated", action="store_true")
+    try:
+        known, _ = pre.parse_known_args(argv[1:])
+    except (argparse.ArgumentError, SystemExit):
+        return None
+    if not os.path.lexists(known.submission):
+        return None
+    if known.allow_unisolated:
+        from .sandbox.handle import ALLOW_UNISOLATED
+
+        os.environ[ALLOW_UNISOLATED] = "1"
+    from . import prestart
+
+    try:
+        started = prestart.start(known.submission, _results_hidden(known))
+    except Exception:  # noqa: BLE001 - `grade` starts it again, and says why in its own words
+        return None
+    return prestart.Request(known.submission, known.results, started)
+
+
+def _results_hidden(args) -> tuple[Path, ...]:
+    """The folder `grade --results` writes into: out of the sandbox's sight."""
+    return (args.results.parent,) if args.results else ()
+
+
+def _main(argv: list[str], early=None) -> int:
     if argv[:1] == ["notebooks"]:  # the course author's: no grading, its own short line
         return _notebooks(argv[1:])
     if argv[:1] == ["adequacy"]:  # the course author's too
@@ -59,6 +121,8 @@ def _main(argv: list[str]) -> int:
         from .pytest_face import main as pytest_main
 
         return pytest_main(argv[1:])
+    from .grade import DEFAULT_TIMEOUT
+
     parser = argparse.ArgumentParser(prog="autograder", description="Grade a course's problem sets.")
     parser.add_argument("--course", type=Path, metavar="DIR", help=COURSE_HELP)  # taken by choose_course
     sub = parser.add_subparsers(dest="command", required=True)
@@ -134,6 +198,8 @@ def _main(argv: list[str]) -> int:
         from .sandbox.handle import ALLOW_UNISOLATED
 
         os.environ[ALLOW_UNISOLATED] = "1"  # for every sandbox of this run, the workers' too
+    if args.command == "grade":
+        args.early = early
     try:
         return args.run(args)
     except KeyboardInterrupt:
@@ -212,9 +278,11 @@ def _grade(args) -> int:
     if not os.path.lexists(args.submission):
         print(f"autograder: no such file: {one_line(str(args.submission))}", file=sys.stderr)
         return 2
+    early = getattr(args, "early", None)
+    started = early.started if early is not None and early.matches(args.submission, args.results) else None
     try:
         results, other = grade_file_and_set(Request(args.submission, args.assignment, args.student, args.timeout),
-                                            hide=(args.results.parent,) if args.results else ())
+                                            hide=_results_hidden(args), started=started)
     except Unisolated as e:
         print(f"autograder: refusing to grade: {one_line(str(e))}", file=sys.stderr)
         return 2
@@ -365,6 +433,8 @@ def _classroom(args) -> int:
 
 
 def _add_gradescope_and_export(sub) -> None:
+    from .grade import DEFAULT_TIMEOUT
+
     from .gradescope.bundle import DEFAULT_PYTHON, PYTHONS
     from .gradescope.spec import VISIBILITIES
 

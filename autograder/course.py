@@ -25,7 +25,6 @@ import os
 import sys
 from dataclasses import dataclass, field
 from functools import cached_property
-from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -55,9 +54,9 @@ class Course:
     name: str
     package: ModuleType = field(repr=False, compare=False)
 
-    @property
+    @cached_property
     def package_dir(self) -> Path:
-        return Path(self.package.__file__).resolve().parent
+        return Path(self.package.__file__).resolve().parent  # asked for per check: resolved once
 
     @cached_property
     def exercises(self) -> dict[str, Exercise]:
@@ -164,6 +163,8 @@ def find_root(start: Path) -> Path | None:
 def installed() -> Course | None:
     """The course installed with the package, if exactly one is. Its folder is known when the
     package sits in it (an editable install, a checkout)."""
+    from importlib import metadata  # here: importing it costs every command 60 ms, most need no installed course
+
     points = list(metadata.entry_points(group=ENTRY_POINTS))
     if len(points) != 1:
         return None

@@ -12,6 +12,7 @@ from . import crashes, misconceptions, reference, submission
 from .assignments import exercise, exercises
 from .checks import Call, Check, Spec, Verdict, run_judge, test_name
 from .names import cap, cap_lines, one_line, raw_bytes
+from .prestart import hidden_paths  # noqa: F401 - where every face has found it
 from .results import Finding, Kind, Results, TestResult
 from .sandbox import ExerciseRun, Sandbox, frames
 from .sandbox.handle import Status
@@ -46,28 +47,6 @@ def visible_plan(assignment: str) -> dict[str, list[Check]]:
     return {name: visible_checks(name) for name in exercises(assignment)}
 
 
-def hidden_paths(*paths: str | Path) -> list[str]:
-    """What the sandbox must not see: the engine's checkout, the course's folder (wherever it
-    lies) and its solutions, and the given folders."""
-    from . import course
-
-    here = Path(__file__).resolve().parent.parent
-    chosen = course.current()
-    folders = {here, chosen.package_dir, *([chosen.root] if chosen.root else []), *_solutions()}
-    return [str(p) for p in {*folders, *(Path(p).resolve() for p in paths)}]
-
-
-def _solutions() -> list[Path]:
-    """The reference's folder, when there is one: a course installed without its folder (a
-    student's install, which grades the visible checks only) has none to hide."""
-    from . import course
-
-    try:
-        return [reference.solutions_dir()]
-    except course.CourseError:
-        return []
-
-
 def grade(path: str | Path, assignment: str, *, sandbox: Sandbox, student: str | None = None,
           timeout: float = DEFAULT_TIMEOUT, memory: int | None = None, base: str | Path | None = None,
           visible_only: bool = False) -> Results:
@@ -90,6 +69,8 @@ def grade_loaded(sub: submission.Submission, assignment: str, *, sandbox: Sandbo
     checks = visible_plan(assignment) if visible_only else plan(assignment, student or sub.path.stem)
     calls = {name: distinct_calls(cs) for name, cs in checks.items()}
     jobs = [(name, [call.as_job() for call in cs]) for name, cs in calls.items()]
+    # Before the run: a sandbox launched early (Sandbox.launch) is still starting meanwhile.
+    ref = None if visible_only else reference.Answers(reference.load())
     if sub.cells:
         run = sandbox.run(sub.code, jobs, timeout, memory)
         problems = sub.all_problems() + [f"{sub.labels[i]} {one_line(text)}" for i, text in run.cell_problems]
@@ -97,7 +78,6 @@ def grade_loaded(sub: submission.Submission, assignment: str, *, sandbox: Sandbo
     else:
         runs = {name: ExerciseRun("empty") for name in checks}
         problems, printed = sub.all_problems() or ["the submission has no code"], ""
-    ref = None if visible_only else reference.Answers(reference.load())
     tests = []
     for name, cs in checks.items():
         tests += _judge_exercise(name, cs, calls[name], runs[name], ref, timeout)

@@ -4,13 +4,12 @@ those bytes graded from a copy the sandbox cannot see, the same folders hidden, 
 inputs per student, and a first line in the output when it looks like another problem set."""
 from __future__ import annotations
 
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import GraderError
-from .grade import DEFAULT_TIMEOUT, hidden_paths
+from .grade import DEFAULT_TIMEOUT
+from .prestart import Started, start
 from .intake import Snapshot, snapshot
 from .other_set import looks_like, other_set_line
 from .results import Results, TestResult
@@ -33,18 +32,21 @@ def grade_file(request: Request, hide: tuple[str | Path, ...] = ()) -> Results:
     return grade_file_and_set(request, hide)[0]
 
 
-def grade_file_and_set(request: Request, hide: tuple[str | Path, ...] = ()) -> tuple[Results, str | None]:
-    """``grade_file``, and the problem set the file looks like when it is not the one graded."""
-    from .sandbox import Sandbox
-
-    scratch = Path(tempfile.mkdtemp(prefix="autograder-grade-"))  # the copy graded; hidden from the sandbox
+def grade_file_and_set(request: Request, hide: tuple[str | Path, ...] = (),
+                       started: Started | None = None) -> tuple[Results, str | None]:
+    """``grade_file``, and the problem set the file looks like when it is not the one graded.
+    ``started``: the sandbox prestart.start launched for this file (with ``hide``), if the
+    caller launched it early; else it is launched here, and starts while the file is read and
+    its checks are drawn."""
+    started = started or start(request.submission, hide)
     try:
-        with Sandbox(hide=hidden_paths(request.submission.parent, scratch, *hide)) as sandbox:
+        with started.sandbox as sandbox:
             results, _, other = grade_submission(request.submission, request.assignment, sandbox=sandbox,
-                                                 student=request.student, timeout=request.timeout, scratch=scratch,
-                                                 base=request.base, visible_only=request.visible_only)
+                                                 student=request.student, timeout=request.timeout,
+                                                 scratch=started.scratch, base=request.base,
+                                                 visible_only=request.visible_only)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        started.close()
     return results, other
 
 

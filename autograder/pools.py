@@ -58,7 +58,7 @@ def _worker_sandbox():
     if _sandbox is None:
         from .sandbox import Sandbox
 
-        _sandbox = Sandbox(hide=_hide)
+        _sandbox = Sandbox(hide=_hide).launch()  # it starts while the worker takes its first job
     return _sandbox
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Callable
 
 from . import course
@@ -23,14 +23,52 @@ def solutions_dir() -> Path:
     return course.current().solutions
 
 
-@dataclass(frozen=True)
+class _Lazy(Mapping):
+    """A read-only mapping whose values are made on first use: most grades name no mistake,
+    and compiling every catalogue entry's module cost a cold grade a third of its time."""
+
+    def __init__(self, keys, make: Callable):
+        self._keys, self._make, self._made = tuple(keys), make, {}
+
+    def __getitem__(self, key):
+        if key not in self._made:
+            if key not in self._keys:
+                raise KeyError(key)
+            self._made[key] = self._make(key)
+        return self._made[key]
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __len__(self):
+        return len(self._keys)
+
+
 class Reference:
-    functions: dict[str, Callable]
-    variants: dict[str, tuple[tuple[str, Callable], ...]]
-    catalogue: tuple = ()  # solutions/mistakes.py's entries (autograder.catalogue.Mistake)
-    edited: dict[str, Callable] = field(default_factory=dict)  # an entry's name -> its edited function
-    # an entry's name -> {exercise: its function with the edit}: its own and each caller's
-    reaches: dict[str, dict[str, Callable]] = field(default_factory=dict)
+    """The reference functions and, made when first asked for, each catalogue entry's edited
+    module: ``edited`` (an entry's name -> its edited function), ``reaches`` (an entry's name ->
+    {exercise: its function with the edit}: its own and each caller's) and ``variants``
+    (a function -> (misconception id, function) pairs, its own entries before inherited ones)."""
+
+    def __init__(self, functions: dict[str, Callable], catalogue: tuple = (), sources: dict[str, str] | None = None):
+        self.functions = functions
+        self.catalogue = tuple(catalogue)  # solutions/mistakes.py's entries (autograder.catalogue.Mistake)
+        self._sources = sources or {}  # function -> the source of the module that defines it
+        entries = {m.name: (n, m) for n, m in enumerate(self.catalogue)}
+        # Which functions an entry's edit reaches needs only the module's syntax, not its code.
+        self._reach = {m.name: (m.func, *callers(self._sources[m.func], m.func)) for m in self.catalogue}
+        self._modules = _Lazy(entries, lambda name: _edited_module(self._sources[entries[name][1].func],
+                                                                   entries[name][1], entries[name][0]))
+        self.edited = _Lazy(entries, lambda name: self._modules[name][entries[name][1].func])
+        self.reaches = _Lazy(entries, lambda name: {f: self._modules[name][f] for f in self._reach[name]})
+        reached = {f for fs in self._reach.values() for f in fs}
+        self.variants = _Lazy(sorted(reached), self._variants)
+
+    def _variants(self, func: str) -> tuple[tuple[str, Callable], ...]:
+        own = [(m.id, self.reaches[m.name][func]) for m in self.catalogue if m.func == func]
+        inherited = [(m.id, self.reaches[m.name][func]) for m in self.catalogue
+                     if m.func != func and func in self._reach[m.name]]
+        return tuple(own + inherited)
 
     def solution(self, func: str) -> Callable:
         return self.functions[func]
@@ -87,23 +125,10 @@ def load() -> Reference:
                 functions[k] = v
                 sources[k] = Path(module.__file__).read_text(encoding="utf-8")
     catalogue = importlib.import_module(f"{PACKAGE}.mistakes").MISTAKES
-    own: dict[str, list] = {}
-    edited: dict[str, Callable] = {}
-    reaches: dict[str, dict[str, Callable]] = {}
-    inherited: dict[str, list] = {}
-    for n, mistake in enumerate(catalogue):
+    for mistake in catalogue:
         if mistake.func not in sources:
             raise ValueError(f"the catalogue edits {mistake.func}, which no solution module defines")
-        module = _edited_module(sources[mistake.func], mistake, n)
-        own.setdefault(mistake.func, []).append((mistake.id, module[mistake.func]))
-        edited[mistake.name] = module[mistake.func]
-        reaches[mistake.name] = {mistake.func: module[mistake.func]}
-        for caller in callers(sources[mistake.func], mistake.func):
-            inherited.setdefault(caller, []).append((mistake.id, module[caller]))
-            reaches[mistake.name][caller] = module[caller]
-    # A function's own mistakes come before those it inherits from a function it calls.
-    variants = {f: tuple(own.get(f, []) + inherited.get(f, [])) for f in {*own, *inherited}}
-    return Reference(functions, variants, tuple(catalogue), edited, reaches)
+    return Reference(functions, tuple(catalogue), sources)
 
 
 def _edited_module(source: str, mistake, n: int) -> dict:

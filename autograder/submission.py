@@ -23,6 +23,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from .names import one_line, readable
@@ -65,7 +66,10 @@ class Submission:
         self._keep(compile(source, f"<{label}>", "exec", dont_inherit=True), source, label)
 
     def _keep(self, code, source: str, label: str) -> None:
-        self.code.append(marshal.dumps(code))
+        self._keep_compiled(marshal.dumps(code), source, label)
+
+    def _keep_compiled(self, code: bytes, source: str, label: str) -> None:
+        self.code.append(code)
         self.cells.append(source)
         self.labels.append(label)
 
@@ -234,6 +238,20 @@ def _python_steps(text: str, sub: Submission, name: str) -> None:
     _add_steps(sub, units, "line")
 
 
+@lru_cache(maxsize=1024)
+def _compiled_cached(source: str, filename: str) -> bytes:
+    return marshal.dumps(compile(source, filename, "exec", dont_inherit=True))
+
+
+def _compiled(source: str, filename: str) -> bytes:
+    """A cell compiled and marshalled; once per process for a small cell, since most cells of a
+    class are the notebook's own, unchanged (a large one is compiled each time, so that a
+    class's worth of large cells cannot fill the grader's memory)."""
+    if len(source) <= 16_384:
+        return _compiled_cached(source, filename)
+    return marshal.dumps(compile(source, filename, "exec", dont_inherit=True))
+
+
 def _notebook_steps(text: str, sub: Submission, name: str) -> None:
     units = []
     cells = _notebook_cells(text, sub, name)
@@ -244,11 +262,11 @@ def _notebook_steps(text: str, sub: Submission, name: str) -> None:
         for i, src in cells:
             code = neutralise_magics(src)
             try:
-                compiled = compile(code, f"<cell {i + 1}>", "exec", dont_inherit=True)
+                compiled = _compiled(code, f"<cell {i + 1}>")
             except _SOURCE_ERRORS as e:
                 sub.problem(f"cell {i + 1} has {_error_text(e)}; it was skipped")
                 continue
-            sub._keep(compiled, code, f"cell {i + 1}")
+            sub._keep_compiled(compiled, code, f"cell {i + 1}")
         return
     for i, src in cells:
         code = neutralise_magics(src)

@@ -329,10 +329,16 @@ def test_cli_grade_exits_non_zero_with_one_line_on_a_grader_failure(tmp_path, mo
         def __init__(self, hide=None):
             self.inner = (BrokenSandbox if how == "sandbox breaks" else SandboxThatCannotStart)(hide)
 
+        def launch(self):  # prestart.start launches it before the grader's imports
+            return self
+
         def __enter__(self):
             return self.inner
 
         def __exit__(self, *exc):
+            pass
+
+        def close(self):
             pass
 
     import autograder.grade

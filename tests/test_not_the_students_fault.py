@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder import wire
 from autograder.crashes import KERNEL_FOR_ITSELF, REFUSES_SIGNALS, Ended, Whose, whose
 from autograder.errors import GraderError
 from autograder.sandbox import Sandbox
@@ -140,7 +141,7 @@ class Killer:
         monkeypatch.setattr(handle, "Reader", Reader)
 
     def last_result(self, frame) -> bool:
-        return handle.wire.decode(frame[1])[0].get("value") == 3  # third()'s: DONE follows at once
+        return wire.decode(frame[1])[0].get("value") == 3  # third()'s: DONE follows at once
 
     def _due(self, c) -> bool:
         """Whether to kill ``c``: each child once (frames it sent before it died still come

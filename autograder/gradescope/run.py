@@ -85,7 +85,8 @@ def grade_upload(root: Path, assignment: str, *, visibility: str | None, timeout
     scratch = Path(tempfile.mkdtemp(prefix="autograder-gradescope-"))  # mode 700: the sandbox cannot see it
     hide = [str(p) for p in (root / "source", submission, results, metadata, scratch)]
     try:
-        with Sandbox(hide=hide, limits=Limits(memory=memory)) as sandbox:
+        # launch(): the zygote starts while the upload is read and its checks are drawn.
+        with Sandbox(hide=hide, limits=Limits(memory=memory)).launch() as sandbox:
             _spared_by_the_oom_killer()  # after the zygote started: it and the children do not inherit this
             graded = _grade_file(found.path, submission, scratch, assignment, student, sandbox, timeout)
     finally:

@@ -22,21 +22,24 @@ import enum
 import json
 import os
 import signal
+import site
 import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .. import wire
 from ..crashes import NO_RESULT, REFUSES_SIGNALS, UNTRUSTED, Ended, Whose, clause, whose
 from ..errors import GraderError
 from .limits import Limits
-from . import frames, usage
-from .frames import CallOutcome
+from . import usage
 from .protocol import Kind, ProtocolError, Reader, Stopped, Timeout, send
 from .view import View
+
+if TYPE_CHECKING:
+    from .frames import CallOutcome
 
 SETUP_SECONDS = 30.0  # a child confining itself on a loaded machine
 ALLOW_UNISOLATED = "AUTOGRADER_ALLOW_UNISOLATED"  # the operator's "grade without isolation", for every face
@@ -75,6 +78,8 @@ class ExerciseRun:
 
     def __post_init__(self):
         self.status = Status(self.status)  # "crashed" as well as Status.CRASHED; anything else is a bug
+        from .frames import CallOutcome  # see _encode
+
         if not (isinstance(self.outcomes, tuple) and all(isinstance(o, CallOutcome) for o in self.outcomes)):
             raise TypeError("an ExerciseRun's outcomes are CallOutcomes (sandbox/frames.py)")
 
@@ -214,18 +219,53 @@ class Sandbox:
         # or in the environment (which every face and worker process inherits).
         self.allow_unisolated = (os.environ.get(ALLOW_UNISOLATED, "") not in ("", "0")
                                  if allow_unisolated is None else allow_unisolated)
-        self.view: View | None = None  # what the children may see, as the zygote declared it
+        self._view: View | None = None  # what the children may see, as the zygote declared it
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
-        self.level = "none"
-        self.layers: list[str] = []
+        self._level = "none"
+        self._layers: list[str] = []
+        self._hello = False  # launched, its hello (level, layers, view) not read yet
         self.places: usage.Places | None = None  # where memory can be held as files, where the grader watches
         self.live: dict[int, _Child] = {}
         self.not_the_students: list[str] = []  # every end retried because it was not the student's, for the operator
 
     def __enter__(self):
-        self._start()
+        if not self._hello:  # launched early: the hello is read where it is first needed
+            self._start()
         return self
+
+    def launch(self) -> "Sandbox":
+        """Start the zygote without waiting for it: it takes a few hundred milliseconds to import
+        and confine itself, which the caller spends reading the submission and drawing its
+        checks. Whatever needs the zygote (``run``, ``level``, ``layers``, ``view``) waits for
+        its hello, and raises there what ``__enter__`` would have (Unisolated, GraderError)."""
+        if self.proc is None:
+            self._launch()
+        return self
+
+    @property
+    def level(self) -> str:
+        self._ready()
+        return self._level
+
+    @property
+    def layers(self) -> list[str]:
+        self._ready()
+        return self._layers
+
+    @layers.setter
+    def layers(self, value: list[str]) -> None:  # a test's stand-in for another machine's layers
+        self._ready()
+        self._layers = value
+
+    @property
+    def view(self) -> View | None:
+        self._ready()
+        return self._view
+
+    def _ready(self) -> None:
+        if self._hello:
+            self._greet()
 
     def __exit__(self, *exc):
         self.close()
@@ -233,11 +273,20 @@ class Sandbox:
     # ---------------------------------------------------------------- the zygote
 
     def _start(self) -> None:
+        if self.proc is None:
+            self._launch()
+        self._greet()
+
+    def _launch(self) -> None:
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "AUTOGRADER_DEBUG")}
         env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
                    PYTHONDONTWRITEBYTECODE="1")
+        # -S: no site module, so no .pth file runs in this root process (an editable install's
+        # finder alone cost a tenth of its start); its path is set here instead: this checkout
+        # of the engine, the caller's PYTHONPATH, then the interpreter's site-packages.
         src = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = src + os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else src
+        path = [src, *env.get("PYTHONPATH", "").split(os.pathsep), *site.getsitepackages()]
+        env["PYTHONPATH"] = os.pathsep.join(p for p in dict.fromkeys(path) if p)
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         config = json.dumps({"limits": self.limits.to_dict(), "exclude": self.hide,
                              "allow_unisolated": self.allow_unisolated, "course": _course_preload()})
@@ -246,8 +295,8 @@ class Sandbox:
             # (a student's repository) must not supply `autograder` to this root process.
             # -P (3.11+) leaves it out; before 3.11, the root folder is the current one.
             self.proc = subprocess.Popen(
-                [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m", "autograder.sandbox.zygote",
-                 str(theirs.fileno()), config], cwd="/",
+                [sys.executable, "-S", *(["-P"] if sys.version_info >= (3, 11) else []),
+                 "-m", "autograder.sandbox.zygote", str(theirs.fileno()), config], cwd="/",
                 pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=None if os.environ.get("AUTOGRADER_DEBUG") else subprocess.DEVNULL,
                 env=env, start_new_session=True)  # Ctrl-C in a terminal goes to the grader, not here
@@ -256,11 +305,19 @@ class Sandbox:
         finally:
             theirs.close()
         self.sock = mine
+        self._hello = True
+
+    def _greet(self) -> None:
+        """Read the zygote's hello: its level, layers and View, or why it refuses."""
+        if not self._hello:
+            return
+        self._hello = False
+        mine = self.sock
         mine.settimeout(60)
         try:
             hello = json.loads(mine.recv(HELLO_LIMIT) or b"null")
-            self.level, self.layers = hello["level"], list(hello["layers"])
-            self.view, refused = View.from_dict(hello["view"]), str(hello["refused"])
+            self._level, self._layers = hello["level"], list(hello["layers"])
+            self._view, refused = View.from_dict(hello["view"]), str(hello["refused"])
         except (OSError, ValueError, TypeError, KeyError) as e:
             self.close()
             raise GraderError("the sandbox process failed to start") from e
@@ -355,12 +412,12 @@ class Sandbox:
         (default: this sandbox's ``Limits``, as its cgroups have). ``timeout``: seconds of
         the child's own time per cell and per exercise. Raises GraderError when the sandbox
         failed, or when ends that were not the student's happened more than RETRIES times."""
-        if self.proc is None:
+        if self.proc is None or self._hello:
             self._start()
         memory = self.limits.memory if memory is None else memory
         names = [n for n, _ in exercises]
         calls_of = [(n, [(*c, False)[:4] for c in calls]) for n, calls in exercises]  # echo defaults to off
-        payload = wire.encode({"cells": list(cells), "exercises": calls_of})
+        payload = _encode({"cells": list(cells), "exercises": calls_of})
         started = time.monotonic()
         allowed = timeout * (len(names) + 3)  # the whole submission's: bounds a notebook of many hung cells
         cpu_seconds = int(allowed) + 1
@@ -412,7 +469,7 @@ class Sandbox:
             raise _NotTheStudents(f"a sandbox child could not confine itself: {why}")
         plan = {"start": job.next_ex, "skip": sorted(job.skip), "memory": job.memory, "cpu_seconds": job.cpu_seconds}
         try:
-            send(c.job, Kind.PLAN, wire.encode(plan))
+            send(c.job, Kind.PLAN, _encode(plan))
             send(c.job, Kind.JOB, job.payload)
         except OSError:
             pass  # the child is gone: its silence below says so
@@ -624,12 +681,25 @@ def _schedstat_of(pidfd: int) -> int:
 NOT_REACHED = "was never reached: the run stopped before it (an earlier exercise ran out of time or ended the process)"
 
 
+# frames.py and wire.py import numpy: looked up when a job runs, not when this module is
+# imported, since the grader launches its sandbox before it imports numpy (Sandbox.launch).
+
+def _encode(value) -> bytes:
+    from .. import wire
+
+    return wire.encode(value)
+
+
 def _index(data: bytes, bound: int) -> int:
+    from . import frames
+
     return frames.index(data, bound)
 
 
 def _outcomes(blob: bytes) -> ExerciseRun:
     """A RESULT frame's exercise: its outcomes, or its malformed run (the student's loss)."""
+    from . import frames
+
     try:
         return ExerciseRun(Status.OK, frames.result(blob))
     except frames.Malformed as e:
