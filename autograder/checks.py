@@ -118,10 +118,10 @@ def returned(outcome: CallOutcome, func: str):
     if outcome.ending is Ending.MALFORMED:
         raise Fail(f"{func} {NOT_A_RESULT} ({outcome.message}): it wrote to the grader's channel, "
                    "which only the grader's own code may.", "crashed", finding=Finding(Kind.MALFORMED))
+    if outcome.ending is Ending.UNDEFINED:
+        raise Fail(f"{func} is not defined in your submission: keep the function's name and "
+                   "signature exactly as given.", finding=Finding(Kind.UNDEFINED))
     if outcome.ending is Ending.RAISED:
-        if outcome.undefined:
-            raise Fail(f"{func} is not defined in your submission: keep the function's name and "
-                       "signature exactly as given.", finding=Finding(Kind.UNDEFINED))
         where = f" ({outcome.where})" if outcome.where else ""
         if outcome.error == "NotImplementedError":
             text = misconceptions.explain("not_implemented", func=func)
@@ -135,7 +135,7 @@ def raised(outcome: CallOutcome, func: str, exc: str, why: str) -> None:
     """Require that a call raised ``exc`` (by class name)."""
     if outcome.ending is Ending.RAISED and outcome.error == exc:
         return
-    if outcome.ending is not Ending.RAISED or outcome.undefined or outcome.error == "NotImplementedError":
+    if outcome.ending is not Ending.RAISED or outcome.error == "NotImplementedError":
         returned(outcome, func)  # a malformed, missing or unfinished one says so
         raise Fail(f"{func} should raise {exc} {why}, but it returned normally.")
     raise Fail(f"{func} should raise {exc} {why}, but it raised {outcome.message}.")

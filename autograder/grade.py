@@ -93,22 +93,21 @@ def grade_loaded(sub: submission.Submission, assignment: str, *, sandbox: Sandbo
     if sub.cells:
         run = sandbox.run(sub.code, jobs, timeout, memory)
         problems = sub.all_problems() + [f"{sub.labels[i]} {one_line(text)}" for i, text in run.cell_problems]
-        runs, printed = run.exercises, run.output
+        runs, printed = run.exercises, run.outputs
     else:
         runs = {name: ExerciseRun("empty") for name in checks}
-        problems, printed = sub.all_problems() or ["the submission has no code"], ""
+        problems, printed = sub.all_problems() or ["the submission has no code"], ()
     ref = None if visible_only else reference.Answers(reference.load())
     tests = []
     for name, cs in checks.items():
         tests += _judge_exercise(name, cs, calls[name], runs[name], ref, timeout)
-    shown = printed[-MAX_PRINTED:] if printed.strip() else ""
     return Results(
         score=sum(t.score for t in tests), max_score=sum(t.max_score for t in tests),
         execution_time=round(time.monotonic() - started, 4),
         problems=cap_lines(problems, MAX_OUTPUT - MAX_PRINTED - 100), tests=tests,
         extra_data={"isolation": getattr(sandbox, "level", "none"),
                     "isolation_layers": list(getattr(sandbox, "layers", []))},
-        printed=shown, printed_cut=len(shown) < len(printed) and bool(shown))
+        **Results.printed_by(printed, MAX_PRINTED))
 
 
 def distinct_calls(checks: list[Check]) -> list[Call]:

@@ -15,7 +15,9 @@ is typed here and kept where the schema leaves room for the grader's own keys:
   student's array beside the expected one (``Comparison``), how a process ended, the
   exception a function raised;
 - the submission's ``problems`` (one line each) and what its code ``printed``
-  (``extra_data.problems``, ``extra_data.printed``), of which the top-level ``output`` is made.
+  (``extra_data.problems``, ``extra_data.printed``), of which the top-level ``output`` is made;
+  where in ``printed`` a fresh process began running the cells again after a hang or a crash
+  (``restarts``, ``extra_data.printed_restarts``).
 
 Reports render from these fields and never read meaning back out of a text.
 """
@@ -30,6 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SHOWN = 4  # rows and columns of an array a student reads in a message
+# Where the cells ran again, in a text that shows what the code printed (the Results' own
+# fields hold where: ``restarts``).
+RESTARTED = "--- restarted after a cell or exercise that hung or crashed ---"
 
 
 class Kind(str, enum.Enum):
@@ -180,12 +185,43 @@ class Results:
     extra_data: dict = field(default_factory=dict)
     printed: str = ""  # the last of what the submission's code printed ('' when nothing but spaces)
     printed_cut: bool = False  # it printed more than ``printed`` holds
+    # Where in ``printed`` a fresh process began, running the cells again from the top after a
+    # cell or an exercise hung or crashed: offsets, ascending, inside the text.
+    restarts: tuple[int, ...] = ()
 
     def __post_init__(self):
         if not (isinstance(self.problems, list) and all(isinstance(p, str) for p in self.problems)):
             raise TypeError("a Results' problems are a list of lines")
         if not isinstance(self.printed, str):
             raise TypeError("a Results' printed is text")
+        if not _offsets_in(self.restarts, len(self.printed)):
+            raise ValueError("a Results' restarts are ascending offsets inside what it printed")
+
+    @classmethod
+    def printed_by(cls, parts: tuple[str, ...], limit: int) -> dict:
+        """The fields ``printed``, ``printed_cut`` and ``restarts`` for what each process
+        printed (``parts``, in order): the last ``limit`` characters, and where each part
+        kept began; nothing when they hold nothing but spaces."""
+        parts = [p for p in parts if p]
+        whole = "".join(parts)
+        if not whole.strip():
+            return {"printed": "", "printed_cut": False, "restarts": ()}
+        shown = whole[-limit:]
+        starts, at = [], 0
+        for part in parts[:-1]:
+            at += len(part)
+            starts.append(at - (len(whole) - len(shown)))
+        return {"printed": shown, "printed_cut": len(shown) < len(whole),
+                "restarts": tuple(s for s in starts if 0 < s < len(shown))}
+
+    def printed_parts(self) -> list[str]:
+        """What each process printed (the first one's cut where ``printed`` is)."""
+        bounds = (0, *self.restarts, len(self.printed))
+        return [self.printed[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+    def printed_text(self) -> str:
+        """What the code printed, as a text face shows it: a line where the cells ran again."""
+        return f"\n{RESTARTED}\n".join(self.printed_parts()) if self.printed else ""
 
     @property
     def output(self) -> str:
@@ -193,7 +229,7 @@ class Results:
         out = "\n".join(self.problems)
         if self.printed:
             cut = f" (the last {len(self.printed)} characters)" if self.printed_cut else ""
-            out += ("\n" if out else "") + f"Your code printed{cut}:\n" + self.printed
+            out += ("\n" if out else "") + f"Your code printed{cut}:\n" + self.printed_text()
         return out
 
     def exercise_scores(self) -> dict[str, float]:
@@ -209,6 +245,8 @@ class Results:
         extra = {**self.extra_data, "problems": self.problems}
         if self.printed:
             extra.update(printed=self.printed, printed_cut=self.printed_cut)
+        if self.restarts:
+            extra["printed_restarts"] = list(self.restarts)
         head = {"score": self.score, "max_score": self.max_score, "execution_time": self.execution_time,
                 "output": self.output, "extra_data": extra}
         tests = ",\n  ".join(json.dumps(_test_doc(t), allow_nan=False) for t in self.tests)
@@ -230,7 +268,17 @@ def from_json(text: str) -> Results:
     if problems is None:
         problems = output.splitlines() if isinstance(output, str) else []
     printed, printed_cut = extra.pop("printed", ""), bool(extra.pop("printed_cut", False))
-    return Results(tests=tests, problems=problems, extra_data=extra, printed=printed, printed_cut=printed_cut, **doc)
+    restarts = extra.pop("printed_restarts", [])
+    restarts = tuple(restarts) if isinstance(restarts, list) and _offsets_in(tuple(restarts), len(printed)) else ()
+    return Results(tests=tests, problems=problems, extra_data=extra, printed=printed, printed_cut=printed_cut,
+                   restarts=restarts, **doc)
+
+
+def _offsets_in(offsets, length: int) -> bool:
+    """Ascending whole numbers strictly inside a text of ``length`` characters."""
+    if not (isinstance(offsets, tuple) and all(type(o) is int for o in offsets)):
+        return False
+    return all(a < b for a, b in zip((0, *offsets), (*offsets, length), strict=True)) if offsets else True
 
 
 def write_atomic(path: Path, text: str) -> None:

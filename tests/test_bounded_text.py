@@ -30,7 +30,7 @@ class FloodingSandbox:
         runs = {name: (ExerciseRun("crashed", detail=FLOOD) if self.channel == "crash detail"
                        else ExerciseRun("ok", (outcome,) * len(calls))) for name, calls in exercises}
         problems = [(0, FLOOD)] if self.channel == "cell problem" else []
-        return SandboxResult(runs, problems, FLOOD if self.channel == "printed" else "", 0.1)
+        return SandboxResult(runs, problems, (FLOOD,) if self.channel == "printed" else (), 0.1)
 
 
 CHANNELS = ["message", "returned value", "crash detail", "cell problem", "printed"]

@@ -22,7 +22,7 @@ from autograder.names import file_stem
 from autograder.report.dashboard import about_student, write_dashboard
 from autograder.report.feedback import feedback_html, heatmap_svg, markdown, plain, printed_once
 from autograder.report.index import find_dashboards, write_index
-from autograder.results import Kind, Results
+from autograder.results import RESTARTED, Kind, Results
 from autograder.results import TestResult as Check
 from autograder.sandbox import ExerciseRun, SandboxResult
 from autograder.sandbox.frames import CallOutcome
@@ -58,7 +58,7 @@ def raising(func: str, message: str, where: str = "line 3") -> Fail:
     raise AssertionError("returned() let a raised call through")
 
 
-def dk_results(printed="") -> Results:
+def dk_results(printed="", restarts=()) -> Results:
     """scale_by_dk in five checks of one exercise, as the engine writes it: the explanation
     (with this input's numbers) above the difference, on every check."""
     tests = [t("causal_mask", "T = 3", True)]
@@ -69,7 +69,7 @@ def dk_results(printed="") -> Results:
     tests.append(judged("attention_shapes", "sizes", raising("attention_shapes", "ValueError: bad")))
     problems = ["cell 17 raised NameError: name 'x' is not defined"] if printed else []
     return Results(sum(x.score for x in tests), sum(x.max_score for x in tests), 0.1, problems, tests,
-                   {"isolation": "full"}, printed=printed)
+                   {"isolation": "full"}, printed=printed, restarts=restarts)
 
 
 class StubSandbox:
@@ -77,7 +77,7 @@ class StubSandbox:
     calls), every other sends nothing back; the cells' problems and the printing as given."""
 
     def __init__(self, runs, problems=(), printed=""):
-        self.runs, self.problems, self.printed = runs, list(problems), printed
+        self.runs, self.problems, self.printed = runs, list(problems), (printed,)
 
     def run(self, cells, exercises, timeout, memory):
         runs = {name: self.runs[name](len(calls)) if name in self.runs else ExerciseRun("crashed", detail="x")
@@ -140,12 +140,19 @@ def test_the_difference_is_shown_from_the_arrays_compared_and_no_bare_cell_numbe
 
 
 def test_printed_output_goes_last_collapsed_and_once_after_a_restart():
-    printed = "epoch 1\nepoch 2\n\n--- restarted after a cell or exercise that hung or crashed ---\nepoch 1\nepoch 2\n"
-    page = feedback_html("ada", "ps2", dk_results(printed=printed))
-    assert page.count("epoch 1") == 1
+    printed = "epoch 1\nepoch 2\n" * 2
+    page = feedback_html("ada", "ps2", dk_results(printed=printed, restarts=(len(printed) // 2,)))
+    assert page.count("epoch 1") == 1 and "ran again after a restart" in page
     details = page.index("<details>")
     assert details > page.rindex("</section>") and "epoch 1" in page[details:]
-    assert printed_once("a\nb\n") == ("a\nb\n", False)
+    assert printed_once(["a\nb\n"]) == ("a\nb\n", False)
+
+
+def test_a_student_who_prints_the_restart_line_has_it_shown_as_printed():
+    printed = f"epoch 1\n{RESTARTED}\nepoch 1\n"
+    page = feedback_html("ada", "ps2", dk_results(printed=printed))
+    shown = page[page.index("<details>"):]
+    assert shown.count("epoch 1") == 2 and escape(RESTARTED) in shown and "ran again" not in shown
 
 
 def test_a_submission_nothing_could_run_says_so_once(tmp_path):

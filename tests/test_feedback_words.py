@@ -21,7 +21,7 @@ def verdicts(name: str, func, seed: int = 3) -> dict[str, tuple[bool, str, str |
     ref = Answers(load())
     out = {}
     for check in exercise(name).checks(np.random.default_rng(seed)):
-        outcomes = through_wire([call_one(func, name, c.args, c.kwargs) for c in check.calls])
+        outcomes = through_wire([call_one(func, c.args, c.kwargs) for c in check.calls])
         v = run_judge(check, outcomes, None if check.visible else ref)
         out[check.title] = (v.passed, v.message, v.misconception)
     return out
@@ -106,7 +106,7 @@ def test_the_margin_check_reads_the_same_weights_as_running_the_head():
         W_Q, W_K = rng.standard_normal((d, T)) * rng.uniform(0, 20), rng.standard_normal((d, T))
         W_V = np.vstack([np.eye(n_vocab), np.zeros((T, n_vocab))])
         prev = _weight_on_previous(W_Q, W_K, n_vocab, tokens)
-        outcomes = through_wire([call_one(lambda n, t, W=(W_Q, W_K, W_V): W, F, (n_vocab, T), {})])
+        outcomes = through_wire([call_one(lambda n, t, W=(W_Q, W_K, W_V): W, (n_vocab, T), {})])
         verdict = run_judge(check, list(outcomes), None)
         if np.all(prev >= 0.99 + 1e-9):
             # the weights pass; the output bar then holds by at most 1 - min(prev) from the weights

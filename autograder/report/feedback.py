@@ -238,13 +238,10 @@ def exercise_findings(exercise: str, tests: list[TestResult]) -> tuple[list[tupl
     return [(m, quoted.get(m) or explain(m, func=exercise)) for m in mistakes], details
 
 
-RESTARTED = re.compile(r"\n*--- restarted after [^\n]*---\n")  # the sandbox's marker (sandbox/handle.py)
-
-
-def printed_once(text: str) -> tuple[str, bool]:
-    """What the code printed, with what the cells printed again after a restart (they run
-    from the top once more) shown once; and whether anything was left out."""
-    segments = RESTARTED.split(text)
+def printed_once(segments: list[str]) -> tuple[str, bool]:
+    """What the code printed (``segments``: each process's, Results.printed_parts), with what
+    the cells printed again after a restart (they run from the top once more) shown once; and
+    whether anything was left out."""
     shown = segments[0]
     for seg in segments[1:]:
         if seg.startswith(shown):
@@ -400,7 +397,7 @@ def feedback_html(student: str, assignment: str, results: Results) -> str:
         body.append(f"<ul class='checks'>{''.join(items)}</ul></section>")
 
     if printed.strip():
-        once, again = printed_once(printed)
+        once, again = printed_once(results.printed_parts())
         note = " (shown once, though the cells ran again after a restart)" if again else ""
         body.append(f"<details><summary>What your code printed{escape(note)}</summary>"
                     f"<pre>{escape(once)}</pre></details>")

@@ -24,6 +24,7 @@ job's order, each one of the dicts ``child.call_one`` builds and nothing else:
     {"value": <value>, "seconds": <float>}                      it returned
     {"value": <value>, "seconds": <float>, "inputs_after": [..]} it returned, inputs echoed
     {"error": <name>, "message": <line>[, "where": <place>]}    it raised
+    {"undefined": true}                                         no function of that name
 
 with every field of its type and size (``_FIELDS``). A RESULT that does not parse as a
 list of records is the exercise's malformed outcome (``Malformed``); a record that does
@@ -59,6 +60,7 @@ class Malformed(ValueError):
 class Ending(enum.Enum):
     RETURNED = "returned"
     RAISED = "raised"
+    UNDEFINED = "undefined"  # the submission defines no function of the name asked for
     MALFORMED = "malformed"  # the child's record of the call did not parse
 
 
@@ -69,7 +71,8 @@ class CallOutcome:
     NpInt, Opaque; never wire.Malformed), ``seconds``, and ``inputs_after`` when the call
     echoed its inputs (each an array, or an Opaque for one the function turned into
     something else). RAISED: the exception's class name ``error``, its ``message`` and
-    ``where`` in the submission. MALFORMED: ``message`` says what was wrong."""
+    ``where`` in the submission. UNDEFINED: no other field. MALFORMED: ``message`` says what
+    was wrong."""
     ending: Ending
     value: Any = None
     seconds: float = 0.0
@@ -87,14 +90,12 @@ class CallOutcome:
         return cls(Ending.RAISED, error=error, message=message, where=where)
 
     @classmethod
+    def undefined(cls) -> "CallOutcome":
+        return cls(Ending.UNDEFINED)
+
+    @classmethod
     def malformed(cls, why: str) -> "CallOutcome":
         return cls(Ending.MALFORMED, message=why)
-
-    @property
-    def undefined(self) -> bool:
-        """The function was not defined at all (call_one's NameError of its own)."""
-        return self.ending is Ending.RAISED and self.error == "NameError" and self.message.startswith(
-            "no function named")
 
 
 # ---------------------------------------------------------------- the small frames
@@ -160,6 +161,8 @@ def record(doc) -> CallOutcome:
         why = _FIELDS[key](doc[key])
         if why:
             return CallOutcome.malformed(f"a call's {key!r} that is {why}")
+    if shape is Ending.UNDEFINED:
+        return CallOutcome.undefined()
     if shape is Ending.RAISED:
         return CallOutcome.raised(doc["error"], doc["message"], doc.get("where", ""))
     after = doc.get("inputs_after")
@@ -208,6 +211,10 @@ def _value(x) -> str:
     return f"not plain data ({bad.why})" if bad else ""
 
 
+def _true(x) -> str:
+    return "" if x is True else f"{_what(x)}, not true"
+
+
 def _inputs(x) -> str:
     if type(x) is not list or not all(isinstance(a, (np.ndarray, wire.Opaque)) for a in x):
         return f"{_what(x)}, not a list of arrays"
@@ -215,11 +222,13 @@ def _inputs(x) -> str:
 
 
 _FIELDS = {"value": _value, "seconds": _seconds, "inputs_after": _inputs,
-           "error": _text(MAX_NAME), "message": _text(MAX_LINE), "where": _text(MAX_WHERE)}
+           "error": _text(MAX_NAME), "message": _text(MAX_LINE), "where": _text(MAX_WHERE),
+           "undefined": _true}
 _SHAPES = {frozenset({"value", "seconds"}): Ending.RETURNED,
            frozenset({"value", "seconds", "inputs_after"}): Ending.RETURNED,
            frozenset({"error", "message"}): Ending.RAISED,
-           frozenset({"error", "message", "where"}): Ending.RAISED}
+           frozenset({"error", "message", "where"}): Ending.RAISED,
+           frozenset({"undefined"}): Ending.UNDEFINED}
 
 
 def _find_malformed(x) -> wire.Malformed | None:

@@ -83,8 +83,21 @@ class ExerciseRun:
 class SandboxResult:
     exercises: dict[str, ExerciseRun]
     cell_problems: list[tuple[int, str]]  # (cell index, what happened): raised, hung, skipped
-    output: str  # the submission's own stdout and stderr, truncated
+    # The submission's own stdout and stderr, one text per child that ran its code, in order:
+    # after a cell or exercise hung or crashed, a fresh child runs the cells again from the
+    # top. The empty ones left out; together the last ``Limits.output`` characters.
+    outputs: tuple[str, ...]
     seconds: float
+
+    def __post_init__(self):
+        if not (isinstance(self.outputs, tuple) and all(isinstance(o, str) for o in self.outputs)):
+            raise TypeError("a SandboxResult's outputs are a tuple of texts, one per child")
+
+    @property
+    def output(self) -> str:
+        """All it printed in one text, where each child began left out: for a reader that
+        asks only what was printed, never for one that shows it to a student."""
+        return "".join(self.outputs)
 
 
 @dataclass
@@ -390,10 +403,9 @@ class Sandbox:
                 self._release(c)
             if theirs:
                 outputs.append(out.text())
-        output = "\n--- restarted after a cell or exercise that hung or crashed ---\n".join(o for o in outputs if o)
         return SandboxResult(
             {names[k]: job.results.get(k, ExerciseRun("crashed", detail=NOT_REACHED)) for k in range(len(names))},
-            sorted(job.problems.items()), output[-self.limits.output:], time.monotonic() - started)
+            sorted(job.problems.items()), last_characters(outputs, self.limits.output), time.monotonic() - started)
 
     def _attempt(self, c: _Child, out: _Output, job: "_Job") -> None:
         """One child's run from ``job.next_ex``, recording into ``job`` as frames come. Raises
@@ -577,6 +589,19 @@ class _Job:
     skip: set[int] = field(default_factory=set)
     problems: dict[int, str] = field(default_factory=dict)
     results: dict[int, ExerciseRun] = field(default_factory=dict)
+
+
+def last_characters(texts: list[str], limit: int) -> tuple[str, ...]:
+    """The last ``limit`` characters of ``texts`` taken together, still apart: the empty ones
+    left out, the first kept cut at its start where the limit falls inside it."""
+    kept: list[str] = []
+    for text in reversed(texts):
+        if limit <= 0:
+            break
+        if text:
+            kept.append(text[-limit:])
+            limit -= len(kept[-1])
+    return tuple(reversed(kept))
 
 
 def _said(e: Ended | None) -> str:
