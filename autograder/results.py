@@ -14,6 +14,8 @@ is typed here and kept where the schema leaves room for the grader's own keys:
   mistake's explanation apart from the rest of the message, the numbers it quotes, the
   student's array beside the expected one (``Comparison``), how a process ended, the
   exception a function raised;
+- each cell (or .py statement) that raised, or hung or crashed and was skipped, as a
+  ``CellProblem`` (``extra_data.cell_problems``), beside the line ``problems`` shows for it;
 - the submission's ``problems`` (one line each) and what its code ``printed``
   (``extra_data.problems``, ``extra_data.printed``), of which the top-level ``output`` is made;
   where in ``printed`` a fresh process began running the cells again after a hang or a crash
@@ -30,6 +32,8 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .names import one_line
 
 SHOWN = 4  # rows and columns of an array a student reads in a message
 # Where the cells ran again, in a text that shows what the code printed (the Results' own
@@ -49,6 +53,33 @@ class Kind(str, enum.Enum):
     CRASHED = "crashed"  # its process ended and no result came back (``Finding.ended``)
     TIMEOUT = "timeout"  # it ran past the time limit
     NOT_RUN = "not_run"  # nothing in the submission could be run (its ``problems`` say why)
+
+
+class CellEnd(str, enum.Enum):
+    """How a cell (a notebook's, or a .py file's top-level statement) went wrong."""
+    RAISED = "raised"  # it raised an exception; the next cell ran
+    TIMEOUT = "timeout"  # it ran past its time limit (or the submission's budget) and was skipped
+    ENDED = "ended"  # it ended its process (or wrote to the grader's channel, or was stopped) and was skipped
+
+
+@dataclass(frozen=True)
+class CellProblem:
+    """What went wrong in one cell, as the sandbox knew it."""
+    cell: int  # its index among the submission's cells (or statements)
+    ending: CellEnd
+    error: str = ""  # RAISED: the exception's class name
+    message: str = ""  # RAISED: the exception as one line ("ValueError: bad shapes"); else why it was skipped
+    label: str = ""  # how the submission names it ("cell 4", "line 12"): grade.py's
+
+    def __post_init__(self):
+        object.__setattr__(self, "ending", CellEnd(self.ending))
+        if type(self.cell) is not int or not all(type(x) is str for x in (self.error, self.message, self.label)):
+            raise TypeError("a CellProblem is a cell's index and three texts")
+
+    def line(self) -> str:
+        """The line ``Results.problems`` shows for it."""
+        what = f"raised {self.message}" if self.ending is CellEnd.RAISED else f"{self.message} and was skipped"
+        return f"{self.label} {one_line(what)}".strip()
 
 
 # The kinds in which no result came back at all: the dashboard lists them as crashed.
@@ -188,6 +219,8 @@ class Results:
     # Where in ``printed`` a fresh process began, running the cells again from the top after a
     # cell or an exercise hung or crashed: offsets, ascending, inside the text.
     restarts: tuple[int, ...] = ()
+    # The cells of ``problems`` that raised or were skipped, typed (each one's ``line`` is in problems).
+    cell_problems: list[CellProblem] = field(default_factory=list)
 
     def __post_init__(self):
         if not (isinstance(self.problems, list) and all(isinstance(p, str) for p in self.problems)):
@@ -247,6 +280,9 @@ class Results:
             extra.update(printed=self.printed, printed_cut=self.printed_cut)
         if self.restarts:
             extra["printed_restarts"] = list(self.restarts)
+        if self.cell_problems:
+            extra["cell_problems"] = [{"cell": p.cell, "ending": p.ending.value, "error": p.error,
+                                       "message": p.message, "label": p.label} for p in self.cell_problems]
         head = {"score": self.score, "max_score": self.max_score, "execution_time": self.execution_time,
                 "output": self.output, "extra_data": extra}
         tests = ",\n  ".join(json.dumps(_test_doc(t), allow_nan=False) for t in self.tests)
@@ -270,8 +306,18 @@ def from_json(text: str) -> Results:
     printed, printed_cut = extra.pop("printed", ""), bool(extra.pop("printed_cut", False))
     restarts = extra.pop("printed_restarts", [])
     restarts = tuple(restarts) if isinstance(restarts, list) and _offsets_in(tuple(restarts), len(printed)) else ()
+    cells = extra.pop("cell_problems", [])
     return Results(tests=tests, problems=problems, extra_data=extra, printed=printed, printed_cut=printed_cut,
-                   restarts=restarts, **doc)
+                   restarts=restarts, cell_problems=[p for p in map(_cell_problem, cells if isinstance(cells, list)
+                                                                      else []) if p is not None], **doc)
+
+
+def _cell_problem(doc) -> CellProblem | None:
+    """A cell's problem read back; None for one that does not read as one (its line stays in problems)."""
+    try:
+        return CellProblem(**doc)
+    except (TypeError, ValueError):
+        return None
 
 
 def _offsets_in(offsets, length: int) -> bool:

@@ -22,7 +22,7 @@ from autograder.names import file_stem
 from autograder.report.dashboard import about_student, write_dashboard
 from autograder.report.feedback import feedback_html, heatmap_svg, markdown, plain, printed_once
 from autograder.report.index import find_dashboards, write_index
-from autograder.results import RESTARTED, Kind, Results
+from autograder.results import RESTARTED, CellEnd, CellProblem, Kind, Results
 from autograder.results import TestResult as Check
 from autograder.sandbox import ExerciseRun, SandboxResult
 from autograder.sandbox.frames import CallOutcome
@@ -334,8 +334,24 @@ def test_a_cells_problem_is_tied_to_its_exercise_when_the_results_show_it(tmp_pa
     error = CallOutcome.raised("ValueError", "ValueError: bad shapes here", "cell 4 line 2")
     results = graded({"attention_shapes": lambda calls: ExerciseRun("ok", (error,) * calls),
                       SDPA: lambda calls: ExerciseRun("timeout")}, path=notebook,
-                     problems=[(3, "raised ValueError: bad shapes here"),
-                               (8, "ran past the 3 s time limit and was skipped")])
+                     problems=[CellProblem(3, CellEnd.RAISED, "ValueError", "ValueError: bad shapes here"),
+                               CellProblem(8, CellEnd.TIMEOUT, message="ran past the 3 s time limit")])
     page = feedback_html("ada", "ps2", results)
     assert "notebook cell 4 raised ValueError: bad shapes here (the error attention_shapes raises" in page
     assert f"notebook cell 9 ran past the 3 s time limit and was skipped ({SDPA} also ran past" in page
+
+
+def test_a_statements_problem_in_a_py_file_is_tied_to_its_exercise_too():
+    error = CallOutcome.raised("ValueError", "ValueError: bad shapes here", "line 9")
+    results = graded({"attention_shapes": lambda calls: ExerciseRun("ok", (error,) * calls)},
+                     problems=[CellProblem(2, CellEnd.RAISED, "ValueError", "ValueError: bad shapes here")])
+    (line,) = results.problems
+    assert line.startswith("line ") and f"{line} (the error attention_shapes raises" in feedback_html(
+        "ada", "ps2", results)
+
+
+def test_a_problem_that_only_reads_like_a_cells_is_tied_to_nothing():
+    error = CallOutcome.raised("ValueError", "ValueError: bad shapes here", "line 9")
+    results = graded({"attention_shapes": lambda calls: ExerciseRun("ok", (error,) * calls)})
+    results.problems = ["cell 4 raised ValueError: bad shapes here"]  # not the sandbox's: no cell problem behind it
+    assert "the error attention_shapes raises" not in feedback_html("ada", "ps2", results)

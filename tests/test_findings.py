@@ -15,7 +15,7 @@ from autograder import misconceptions
 from autograder.checks import Call, Check, Fail, Spec, compare, failed, matches_reference, raised, returned, run_judge
 from autograder.crashes import NO_RESULT, Ended, clause
 from autograder.grade import grade, to_test_result
-from autograder.results import RESTARTED, Comparison, Finding, Kind, Results, from_json
+from autograder.results import RESTARTED, CellEnd, CellProblem, Comparison, Finding, Kind, Results, from_json
 from autograder.sandbox import ExerciseRun, SandboxResult
 from autograder.sandbox import call_one
 from autograder.sandbox.frames import CallOutcome, Ending, through_wire
@@ -231,6 +231,23 @@ def test_restarts_that_do_not_fall_inside_the_printing_read_as_none(restarts):
     doc = json.loads(Results(0, 0, 0.1, [], [], printed="abcdef").to_json())
     doc["extra_data"]["printed_restarts"] = restarts
     assert from_json(json.dumps(doc)).restarts == ()
+
+
+def test_a_cells_problem_survives_the_results_file_beside_its_line():
+    cells = [CellProblem(3, CellEnd.RAISED, "ValueError", "ValueError: bad", "cell 4"),
+             CellProblem(5, CellEnd.TIMEOUT, message="ran past the 2 s time limit", label="cell 6")]
+    back = from_json(Results(0, 0, 0.1, [p.line() for p in cells], [], cell_problems=cells).to_json())
+    assert back.cell_problems == cells
+    assert back.problems == ["cell 4 raised ValueError: bad", "cell 6 ran past the 2 s time limit and was skipped"]
+
+
+@pytest.mark.parametrize("doc", [{"cell": "3", "ending": "raised"}, {"cell": 3, "ending": "exploded"},
+                                 {"cell": 3, "ending": "raised", "message": 5}, "cell 3", {"cell": 3}])
+def test_a_cells_problem_that_does_not_read_is_left_out(doc):
+    text = json.loads(Results(0, 0, 0.1, ["cell 4 raised X"], []).to_json())
+    text["extra_data"]["cell_problems"] = [doc]
+    back = from_json(json.dumps(text))
+    assert back.cell_problems == [] and back.problems == ["cell 4 raised X"]
 
 
 def test_a_results_file_of_an_earlier_grader_reads_with_only_passed_or_failed():

@@ -139,7 +139,8 @@ def run(cells, exercises, start_exercise, skip, result_fd):
             exec(marshal.loads(code) if isinstance(code, bytes) else compile(code, f"<cell {i + 1}>", "exec"),
                  module.__dict__)
         except BaseException as e:  # noqa: BLE001 - sys.exit and Ctrl-C in a cell too
-            report(Kind.PROBLEM, f"{i}:{one_line(e)}".encode(errors="backslashreplace"))  # a lone surrogate too
+            report(Kind.PROBLEM, wire.encode({"cell": i, "error": _line(type(e).__name__, MAX_NAME),
+                                              "message": one_line(e)}))
     for k in range(start_exercise, len(exercises)):
         name, calls = exercises[k]
         report(Kind.EXERCISE, str(k).encode())

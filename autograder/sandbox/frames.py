@@ -12,7 +12,9 @@ The frames a child sends, in this order (handle.py's ``_attempt`` enforces the o
     SETUP_FAILED                  the reason, UTF-8 text, instead of SETUP_OK
     then, after the grader's PLAN and JOB frames:
     ( CELL [PROBLEM] )*           CELL: the cell's index, ASCII digits (``index``);
-                                  PROBLEM: "<index>:<one line>" of the same cell (``problem``)
+                                  PROBLEM: what the same cell raised, a wire.py frame
+                                  {"cell": <index>, "error": <name>, "message": <line>}
+                                  (``problem``)
     ( EXERCISE RESULT )*          EXERCISE: an exercise's index, at least the plan's start
                                   and below the job's count; RESULT: that exercise's outcomes
                                   (``result``)
@@ -110,16 +112,32 @@ def index(payload: bytes, bound: int) -> int:
     return i
 
 
-def problem(payload: bytes) -> tuple[int, str]:
-    """PROBLEM's payload: the cell's index and what it raised, one line of UTF-8."""
-    head, colon, text = payload.partition(b":")
-    if not colon:
-        raise Malformed("a problem without its cell")
-    return index(head, 1 << 30), line(text)
+@dataclass(frozen=True)
+class CellRaised:
+    """A PROBLEM frame: the cell that raised, the exception's class name and the exception
+    as one line ("ValueError: bad shapes")."""
+    cell: int
+    error: str
+    message: str
+
+
+def problem(payload: bytes) -> CellRaised:
+    """PROBLEM's payload: a wire frame of one record, checked field by field (``_PROBLEM``)."""
+    try:
+        doc = wire.decode(payload)
+    except Exception as e:  # noqa: BLE001 - untrusted bytes: whatever fails, the frame is not one
+        raise Malformed(f"a problem that is not a frame of the grader's wire format ({type(e).__name__})") from None
+    if type(doc) is not dict or frozenset(doc) != frozenset(_PROBLEM):
+        raise Malformed(f"{_what(doc)} where a cell's problem belongs")
+    for key, check in _PROBLEM.items():
+        why = check(doc[key])
+        if why:
+            raise Malformed(f"a problem's {key!r} that is {why}")
+    return CellRaised(doc["cell"], doc["error"], doc["message"])
 
 
 def line(payload: bytes) -> str:
-    """A line of text (PROBLEM's, SETUP_FAILED's): UTF-8 of at most MAX_LINE characters."""
+    """A line of text (SETUP_FAILED's): UTF-8 of at most MAX_LINE characters."""
     try:
         text = payload.decode()
     except UnicodeDecodeError:
@@ -215,6 +233,12 @@ def _true(x) -> str:
     return "" if x is True else f"{_what(x)}, not true"
 
 
+def _cell(x) -> str:
+    if type(x) is not int or not 0 <= x < 1 << 30:
+        return f"{_what(x)}, not a cell's index"
+    return ""
+
+
 def _inputs(x) -> str:
     if type(x) is not list or not all(isinstance(a, (np.ndarray, wire.Opaque)) for a in x):
         return f"{_what(x)}, not a list of arrays"
@@ -224,6 +248,7 @@ def _inputs(x) -> str:
 _FIELDS = {"value": _value, "seconds": _seconds, "inputs_after": _inputs,
            "error": _text(MAX_NAME), "message": _text(MAX_LINE), "where": _text(MAX_WHERE),
            "undefined": _true}
+_PROBLEM = {"cell": _cell, "error": _text(MAX_NAME), "message": _text(MAX_LINE)}
 _SHAPES = {frozenset({"value", "seconds"}): Ending.RETURNED,
            frozenset({"value", "seconds", "inputs_after"}): Ending.RETURNED,
            frozenset({"error", "message"}): Ending.RAISED,

@@ -32,6 +32,7 @@ from pathlib import Path
 from .. import wire
 from ..crashes import NO_RESULT, REFUSES_SIGNALS, UNTRUSTED, Ended, Whose, clause, whose
 from ..errors import GraderError
+from ..results import CellEnd, CellProblem
 from .limits import Limits
 from . import frames, usage
 from .frames import CallOutcome
@@ -82,7 +83,7 @@ class ExerciseRun:
 @dataclass
 class SandboxResult:
     exercises: dict[str, ExerciseRun]
-    cell_problems: list[tuple[int, str]]  # (cell index, what happened): raised, hung, skipped
+    cell_problems: list[CellProblem]  # the cells that raised, or hung or crashed and were skipped, in order
     # The submission's own stdout and stderr, one text per child that ran its code, in order:
     # after a cell or exercise hung or crashed, a fresh child runs the cells again from the
     # top. The empty ones left out; together the last ``Limits.output`` characters.
@@ -405,7 +406,8 @@ class Sandbox:
                 outputs.append(out.text())
         return SandboxResult(
             {names[k]: job.results.get(k, ExerciseRun("crashed", detail=NOT_REACHED)) for k in range(len(names))},
-            sorted(job.problems.items()), last_characters(outputs, self.limits.output), time.monotonic() - started)
+            [job.problems[i] for i in sorted(job.problems)], last_characters(outputs, self.limits.output),
+            time.monotonic() - started)
 
     def _attempt(self, c: _Child, out: _Output, job: "_Job") -> None:
         """One child's run from ``job.next_ex``, recording into ``job`` as frames come. Raises
@@ -457,9 +459,10 @@ class Sandbox:
                             clock.step()
                             continue
                         if kind is Kind.PROBLEM and step and step[0] == "cell":
-                            i, _, msg = data.decode(errors="replace").partition(":")
-                            if int(i) == step[1]:
-                                job.problems[step[1]] = f"raised {msg[:300]}"
+                            raised = frames.problem(data)
+                            if raised.cell == step[1]:
+                                job.problems[step[1]] = CellProblem(step[1], CellEnd.RAISED, raised.error,
+                                                                    raised.message)
                                 continue
                         elif kind is Kind.EXERCISE:
                             k = _index(data, len(names))
@@ -550,7 +553,8 @@ class Sandbox:
                clause(ended))
         if what == "cell":
             job.skip.add(index)
-            job.problems[index] = f"{why} and was skipped"
+            ending = CellEnd.TIMEOUT if how in ("timeout", "budget") else CellEnd.ENDED
+            job.problems[index] = CellProblem(index, ending, message=why)
             return
         consequence = UNTRUSTED if how == "malformed" else NO_RESULT
         job.results[index] = ExerciseRun("timeout" if how in ("timeout", "budget") else "crashed",
@@ -587,7 +591,7 @@ class _Job:
     spent: float = 0.0  # of which its attempts used so far
     next_ex: int = 0
     skip: set[int] = field(default_factory=set)
-    problems: dict[int, str] = field(default_factory=dict)
+    problems: dict[int, CellProblem] = field(default_factory=dict)
     results: dict[int, ExerciseRun] = field(default_factory=dict)
 
 
