@@ -7,6 +7,7 @@ the first whose output matches the student's names the mistake.
 from __future__ import annotations
 
 import contextvars
+import enum
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -23,6 +24,21 @@ OWN = {
         "{func} ran past the time limit{limit_txt}, so these checks could not finish. Look for "
         "a loop that never ends, or one that runs over far more elements than it needs."),
     "crashed": "",
+}
+
+
+class Audience(enum.Enum):
+    """Who reads an explanation: the student it is written to, or the instructor it is about."""
+    STUDENT = "student"
+    INSTRUCTOR = "instructor"
+
+
+# The words an explanation's template names by audience ("{Your} weights are too flat.
+# {fix}Subtract ..."): each template is written once, and read to the student or about them.
+WORDS = {
+    Audience.STUDENT: {"Your": "Your", "your": "your", "You": "You", "you": "you", "fix": ""},
+    Audience.INSTRUCTOR: {"Your": "The student's", "your": "the student's", "You": "The student", "you": "the student",
+                          "fix": "The fix: "},
 }
 
 
@@ -72,17 +88,18 @@ def listening():
         _SAID.reset(token)
 
 
-def explain(mistake: str, **ctx) -> str:
+def explain(mistake: str, who: Audience = Audience.STUDENT, **ctx) -> str:
     """The explanation of a mistake, with the numbers of this input where they are known: the
-    course's phrases for its exercise's numbers, and the engine's for its own (a time limit)."""
+    course's phrases for its exercise's numbers, and the engine's for its own (a time limit);
+    in the words of ``who`` reads it (``WORDS``)."""
     words = course.current().explanations
     template = getattr(words, "FOR_EXERCISE", {}).get((mistake, ctx.get("func"))) or explanations()[mistake]
-    fields = {"func": ctx.get("func", "your function"),
+    fields = {**WORDS[who], "func": ctx.get("func", f"{WORDS[who]['your']} function"),
               "limit_txt": f" of {ctx['limit']:g} s" if ctx.get("limit") else ""}
     if mistake not in OWN:
         fields.update(words.fields({k: v for k, v in ctx.items() if k not in ("func", "limit")}))
     text = template.format(**fields)
-    said = _SAID.get()
+    said = _SAID.get() if who is Audience.STUDENT else None
     if said is not None:
         said.append(Said(mistake, text, {k: v for k, v in ctx.items() if k != "func"}))
     return text

@@ -19,7 +19,7 @@ from autograder.crashes import NO_RESULT, Ended, clause
 from autograder.grade import grade, to_test_result, ungraded
 from autograder.misconceptions import explain, explanations
 from autograder.names import file_stem
-from autograder.report.dashboard import about_student, write_dashboard
+from autograder.report.dashboard import WHAT_IT_MEANS, mistake_meaning, write_dashboard
 from autograder.report.feedback import feedback_html, heatmap_svg, markdown, plain, printed_once
 from autograder.report.index import find_dashboards, write_index
 from autograder.results import RESTARTED, CellEnd, CellProblem, Kind, Results
@@ -225,11 +225,31 @@ def test_markdown_is_rendered_after_escaping():
 
 # ---------------------------------------------------------------- the dashboard
 
-@pytest.mark.parametrize("mistake", sorted(explanations()))
+def funcs_of(mistake: str) -> list[str]:
+    return ["softmax", SDPA, *(f for m, f in FOR_EXERCISE if m == mistake)]
+
+
+@pytest.mark.parametrize("mistake", sorted(set(explanations()) - set(WHAT_IT_MEANS)))
 def test_explanations_on_the_instructors_page_speak_about_the_student(mistake):
-    for func in ["softmax", SDPA, *(f for m, f in FOR_EXERCISE if m == mistake)]:
-        text = about_student(explain(mistake, func=func))
-        assert not re.search(r"\byou(r)?\b", text, re.I), text
+    for func in funcs_of(mistake):
+        text = mistake_meaning(mistake, func)
+        assert text and not re.search(r"\byou(r)?\b", text, re.I), text
+
+
+@pytest.mark.parametrize("mistake", sorted(explanations()))
+def test_explanations_to_the_student_speak_to_them(mistake):
+    for func in funcs_of(mistake):
+        assert not re.search(r"the student|The fix:", explain(mistake, func=func)), mistake
+
+
+def test_the_instructors_words_come_from_the_template_not_from_its_text(monkeypatch):
+    """Code an explanation quotes keeps its words: nothing rewrites a "you" the template did
+    not mark as the reader (a rewrite of the student's text turned `you` into `the student`)."""
+    words = course.current().explanations.EXPLANATIONS
+    monkeypatch.setitem(words, "scale_by_dk", "{Your} loop names its counter `you`. {fix}Draw every key once.")
+    about = mistake_meaning("scale_by_dk", SDPA)
+    assert about == "The student's loop names its counter `you`. The fix: Draw every key once."
+    assert explain("scale_by_dk", func=SDPA) == "Your loop names its counter `you`. Draw every key once."
 
 
 @pytest.fixture
