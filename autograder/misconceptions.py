@@ -6,10 +6,7 @@ the first whose output matches the student's names the mistake.
 """
 from __future__ import annotations
 
-import contextvars
 import enum
-from contextlib import contextmanager
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -65,29 +62,6 @@ def overflow() -> str | None:
     return getattr(course.current().explanations, "OVERFLOW", None)
 
 
-@dataclass(frozen=True)
-class Said:
-    """An explanation given while a judge ran: which mistake, its words, the numbers they quote."""
-    mistake: str
-    text: str
-    numbers: dict
-
-
-_SAID: contextvars.ContextVar[list[Said] | None] = contextvars.ContextVar("explanations_said", default=None)
-
-
-@contextmanager
-def listening():
-    """Every explanation given inside (by ``explain``), in order: a judge that writes one into
-    its own message has it kept apart by run_judge from this record, not found in the words."""
-    said: list[Said] = []
-    token = _SAID.set(said)
-    try:
-        yield said
-    finally:
-        _SAID.reset(token)
-
-
 def explain(mistake: str, who: Audience = Audience.STUDENT, **ctx) -> str:
     """The explanation of a mistake, with the numbers of this input where they are known: the
     course's phrases for its exercise's numbers, and the engine's for its own (a time limit);
@@ -98,11 +72,7 @@ def explain(mistake: str, who: Audience = Audience.STUDENT, **ctx) -> str:
               "limit_txt": f" of {ctx['limit']:g} s" if ctx.get("limit") else ""}
     if mistake not in OWN:
         fields.update(words.fields({k: v for k, v in ctx.items() if k not in ("func", "limit")}))
-    text = template.format(**fields)
-    said = _SAID.get() if who is Audience.STUDENT else None
-    if said is not None:
-        said.append(Said(mistake, text, {k: v for k, v in ctx.items() if k != "func"}))
-    return text
+    return template.format(**fields)
 
 
 def context(call) -> dict:

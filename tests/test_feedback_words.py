@@ -80,7 +80,8 @@ def test_attending_to_itself_is_named_in_the_same_words_before_and_after_the_dea
     results = verdicts(F, head(lambda T: 12 * np.sqrt(T), shift=0))
     assert {m for ok, _, m in results.values() if not ok} == {"attends_to_self"}
     visible, hidden = results["n_vocab = 4, T = 6"][1], results["a single position (T = 1)"][1]
-    assert visible.splitlines()[0] == hidden.splitlines()[1]  # the guard's preamble, then the same words
+    assert visible.splitlines()[0] == hidden.splitlines()[0]  # the same words, then the guard's preamble
+    assert hidden.splitlines()[1].startswith("at T = 1 only the shapes can be checked")
 
 
 def _weight_on_previous(W_Q, W_K, n_vocab, tokens):

@@ -123,32 +123,25 @@ def test_a_diagnosed_difference_keeps_its_parts():
     assert verdict.message == f.explanation + "\n" + comparison.text()
 
 
-def test_a_judge_that_writes_the_explanation_into_its_own_words_has_it_kept_apart():
-    def judge(outcomes, ref):
-        said = misconceptions.explain("scale_by_dk", func=SDPA, d_k=4)
-        raise Fail(f"{SDPA}(X) is wrong.\n{said}\nyours   expected", "scale_by_dk")
-    verdict = run_judge(check_of(judge), [CallOutcome.returned(np.zeros(2))], None)
-    assert verdict.finding.explanation == misconceptions.explain("scale_by_dk", func=SDPA, d_k=4)
-    assert verdict.finding.detail == f"{SDPA}(X) is wrong.\nyours   expected"
-    assert verdict.finding.numbers == {"d_k": 4}
-    assert verdict.message.startswith(f"{SDPA}(X) is wrong.")  # the student reads what the judge wrote
-
-
-def test_a_judge_that_rewords_the_explanation_keeps_its_message_whole():
-    def judge(outcomes, ref):
-        misconceptions.explain("scale_by_dk", func=SDPA, d_k=4)
-        raise Fail("divided by the wrong number", "scale_by_dk")
-    verdict = run_judge(check_of(judge), [CallOutcome.returned(np.zeros(2))], None)
-    assert verdict.finding is None and verdict.message == "divided by the wrong number"
-
-
-def test_a_judges_own_words_are_not_read_for_an_explanation_it_did_not_give():
-    text = misconceptions.explain("scale_by_dk", func=SDPA, d_k=4)  # said outside the judge
+@pytest.mark.parametrize("words", [f"{SDPA}(X) is wrong.\n{{said}}\nyours   expected", "{said}\nmore",
+                                   "divided by the wrong number"], ids=["around it", "after it", "reworded"])
+def test_a_judge_that_writes_its_own_words_keeps_them_whole(words):
+    """Nothing reads an explanation back out of a judge's words: a judge gives the parts by
+    ``failed``, or its message is all there is."""
+    message = words.format(said=misconceptions.explain("scale_by_dk", func=SDPA, d_k=4))
 
     def judge(outcomes, ref):
-        raise Fail(text + "\nmore", "scale_by_dk")
+        raise Fail(message, "scale_by_dk")
     verdict = run_judge(check_of(judge), [CallOutcome.returned(np.zeros(2))], None)
-    assert verdict.finding is None
+    assert verdict.finding is None and verdict.message == message and verdict.misconception == "scale_by_dk"
+
+
+def test_a_judge_that_names_a_mistake_by_failed_has_its_explanation_apart():
+    def judge(outcomes, ref):
+        raise failed(f"{SDPA}(X) is wrong.", "scale_by_dk", func=SDPA, numbers={"d_k": 4})
+    f = run_judge(check_of(judge), [CallOutcome.returned(np.zeros(2))], None).finding
+    assert (f.explanation, f.detail, f.numbers) == (misconceptions.explain("scale_by_dk", func=SDPA, d_k=4),
+                                                   f"{SDPA}(X) is wrong.", {"d_k": 4})
 
 
 def test_a_reference_mismatch_names_the_mistake_with_its_numbers_and_the_arrays():
