@@ -230,8 +230,8 @@ class Results:
         if not _offsets_in(self.restarts, len(self.printed)):
             raise ValueError("a Results' restarts are ascending offsets inside what it printed")
 
-    @classmethod
-    def printed_by(cls, parts: tuple[str, ...], limit: int) -> dict:
+    @staticmethod
+    def printed_by(parts: tuple[str, ...], limit: int) -> dict:
         """The fields ``printed``, ``printed_cut`` and ``restarts`` for what each process
         printed (``parts``, in order): the last ``limit`` characters, and where each part
         kept began; nothing when they hold nothing but spaces."""
