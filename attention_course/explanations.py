@@ -15,28 +15,28 @@ OVERFLOW = "unstable_softmax"
 
 EXPLANATIONS = {
     "scale_by_dk": (
-        "Your attention weights are too flat: the scores were divided by d_k{dk_num} instead of "
+        "{Your} attention weights are too flat: the scores were divided by d_k{dk_num} instead of "
         "sqrt(d_k){sqrt_num}. Dot products of d_k-wide vectors spread like sqrt(d_k), so dividing "
         "by sqrt(d_k) brings them back to unit spread; dividing by d_k over-shrinks them and the "
         "softmax comes out close to uniform."),
     "missing_scale": (
-        "Your attention weights are too peaked: the scores were not scaled{scale_txt}. Scores of "
+        "{Your} attention weights are too peaked: the scores were not scaled{scale_txt}. Scores of "
         "d_k-wide vectors spread like sqrt(d_k), and a softmax of widely spread scores is "
-        "almost one-hot, which stalls training. Multiply the scores by the scale before the softmax."),
+        "almost one-hot, which stalls training. {fix}Multiply the scores by the scale before the softmax."),
     "softmax_wrong_axis": (
-        "The softmax normalised the wrong axis: your columns sum to 1 instead of your rows. "
+        "The softmax normalised the wrong axis: {your} columns sum to 1 instead of {your} rows. "
         "Each query (a row of the score matrix) shares its attention among the keys, so the "
         "softmax runs over the key axis, the last one (axis=-1)."),
     "axis_ignored": (
-        "Your softmax ignores its `axis` argument: it always normalises the last axis. Use the "
-        "axis it is given (axis=axis) both where you subtract the maximum and where you sum."),
+        "{Your} softmax ignores its `axis` argument: it always normalises the last axis. {fix}Use the "
+        "axis it is given (axis=axis) both where the maximum is subtracted and where the sum is taken."),
     "softmax_global_max": (
         "One maximum was subtracted for the whole array instead of each row's own. A row whose "
         "scores are all far below the largest score anywhere then underflows: every exp() is 0 "
-        "and the row becomes 0/0 = nan. Take the maximum along the softmax's axis, with "
+        "and the row becomes 0/0 = nan. {fix}Take the maximum along the softmax's axis, with "
         "keepdims=True, so each row is shifted by its own maximum."),
     "unstable_softmax": (
-        "Your result contains nan or inf: exp() of a large score overflows. Subtract each "
+        "{Your} result contains nan or inf: exp() of a large score overflows. {fix}Subtract each "
         "row's maximum before exponentiating; softmax does not change when every entry of "
         "a row moves by the same amount, and then no exponent is above 0."),
     "values_not_projected": (
@@ -63,65 +63,65 @@ EXPLANATIONS = {
         "The mask hides the wrong entries: a causal mask hides the future, key j > query i "
         "(above the diagonal), and keeps the diagonal, since every token may look at itself."),
     "missing_mask": (
-        "The mask was ignored: future positions still get weight. Add the mask to the "
+        "The mask was ignored: future positions still get weight. {fix}Add the mask to the "
         "scores before the softmax, so -inf entries become weight exactly 0."),
     "shape_tq_tk_swapped": (
         "T_q and T_k are exchanged: the scores and weights have one row per query and one "
         "column per key, (B, T_q, T_k), and the output has one row per query, (B, T_q, d_v)."),
     "attends_to_self": (
-        "Your head attends to the current position instead of the previous one: query "
+        "{Your} head attends to the current position instead of the previous one: query "
         "position i must ask for the key at position i - 1."),
     "cache_sees_future": (
-        "Your cache looks ahead: position t attended to keys and values of positions after t. "
+        "{Your} cache looks ahead: position t attended to keys and values of positions after t. "
         "When a model generates text, token t + 1 does not exist yet while token t is being "
         "processed, so position t may only see the cache as it stands: keys 0..t, the ones "
-        "appended so far (its own included). Build the cache one position at a time and never "
+        "appended so far (its own included). {fix}Build the cache one position at a time and never "
         "project the whole sequence's keys up front."),
     "cache_misses_current": (
-        "Your cache misses the current position: position t attended to keys 0..t-1 only. "
-        "Append position t's key and value to the cache first, then attend: in causal "
+        "{Your} cache misses the current position: position t attended to keys 0..t-1 only. "
+        "{fix}Append position t's key and value to the cache first, then attend: in causal "
         "attention every token may look at itself (the diagonal of the causal mask is kept)."),
     "angles_from_one": (
-        "Your angles are counted from 1 instead of 0. Positions start at p = 0, whose angle is 0 "
+        "{Your} angles are counted from 1 instead of 0. Positions start at p = 0, whose angle is 0 "
         "(position 0 is left as it is), and the pairs' frequencies start at i = 0, whose "
         "frequency base^(-2i/d) is exactly 1: the first pair turns by one radian per position."),
     "pairs_as_halves": (
-        "You paired coordinate i with coordinate i + d/2 (the two halves of the vector) instead "
+        "{You} paired coordinate i with coordinate i + d/2 (the two halves of the vector) instead "
         "of neighbours (2i, 2i + 1). Both layouts are used in practice (the halves one in GPT-NeoX "
         "and Hugging Face's LLaMA, neighbours in the RoFormer paper and Meta's original LLaMA), "
         "but they put different numbers in different places, and a model trained with one gives "
         "garbage with the other. This problem set uses neighbours: x[2i] and x[2i + 1] form "
         "pair i, the layout of sin and cos in the sinusoidal table."),
     "bias_after_rope": (
-        "You added b_K after rotating the keys. Then every score of a row moves by the same "
+        "{You} added b_K after rotating the keys. Then every score of a row moves by the same "
         "q . b_K again and softmax cancels it, as without positions. In a model the bias is part "
         "of the key projection, k = x W_K + b_K, and rotary positions rotate that whole key: "
         "rope(K + b_K). Rotated by an angle that depends on the key's position, the bias adds a "
         "different amount to each score, and stops being harmless."),
     "keys_shared": (
-        "Your queries share their keys: every row of scores uses the same n_keys keys (or the same "
+        "{Your} queries share their keys: every row of scores uses the same n_keys keys (or the same "
         "query), so each call measures one draw of keys, not n_rows of them, and its numbers move from "
-        "seed to seed far more than the statistics allow. Draw each query's own keys: an array of "
+        "seed to seed far more than the statistics allow. {fix}Draw each query's own keys: an array of "
         "shape (n_rows, n_keys, d), beside queries of shape (n_rows, 1, d)."),
     "rng_ignored": (
-        "Your numbers do not come from the rng you are given: the same seed should give the same "
-        "numbers, and another seed other numbers. Draw every random number with rng.standard_normal(...); "
-        "don't make a generator of your own, and don't use np.random.seed or the global np.random functions."),
+        "{Your} numbers do not come from the rng {your} function is given: the same seed should give the same "
+        "numbers, and another seed other numbers. {fix}Draw every random number with rng.standard_normal(...); "
+        "don't make a generator of {your} own, and don't use np.random.seed or the global np.random functions."),
     "mask_filled_finite": (
-        "Your mask hides a key with a large finite number instead of -inf: a key whose score is "
-        "larger still then wins anyway. Add the mask as it is given: -inf + any score is still -inf, "
+        "{Your} mask hides a key with a large finite number instead of -inf: a key whose score is "
+        "larger still then wins anyway. {fix}Add the mask as it is given: -inf + any score is still -inf, "
         "and exp(-inf) is exactly 0."),
     "mask_renormalised": (
-        "You took the softmax of the unmasked scores, then zeroed the hidden keys and renormalised. "
+        "{You} took the softmax of the unmasked scores, then zeroed the hidden keys and renormalised. "
         "When a hidden key has the row's largest score, every visible weight has already underflowed "
         "to 0, and the row becomes 0/0 = nan; and a mask's finite entries (-1e9, say) are not "
-        "applied at all. Add the mask to the scores before the softmax."),
+        "applied at all. {fix}Add the mask to the scores before the softmax."),
     "scale_zero_ignored": (
         "A scale of 0.0 was taken for no scale: `scale or 1/sqrt(d_k)` replaces 0.0, which is false, "
-        "by the default. Test `scale is None`; a scale of 0 makes every score 0 and the weights uniform."),
+        "by the default. {fix}Test `scale is None`; a scale of 0 makes every score 0 and the weights uniform."),
     "d_head_from_d_model": (
         "Each head's width was worked out from d_model (X's last axis) instead of from the projections: "
-        "W_Q has n_heads * d_head columns, and d_head need not be d_model / n_heads. Divide "
+        "W_Q has n_heads * d_head columns, and d_head need not be d_model / n_heads. {fix}Divide "
         "W_Q's number of columns by n_heads."),
     "induction_keyed_on_token": (
         "Layer 2 reads the token in the keys instead of the prev slot. Then the current token "
@@ -135,12 +135,12 @@ EXPLANATIONS = {
 # Where one exercise's form of a mistake needs its own words.
 FOR_EXERCISE = {
     ("weights_transposed", "qk_circuit"): (
-        "Your circuit is the transpose of W_QK: the score of query token i on key token j is "
+        "{Your} circuit is the transpose of W_QK: the score of query token i on key token j is "
         "s_ij = x_i W_Q (x_j W_K)^T = x_i (W_Q W_K^T) x_j^T, so W_QK = W_Q @ W_K.T. Its rows "
         "belong to the query's features, its columns to the key's; W_K @ W_Q.T swaps who asks "
         "and who answers."),
     ("weights_transposed", "ov_circuit"): (
-        "Your circuit is the transpose of W_OV: a token x that is attended to writes "
+        "{Your} circuit is the transpose of W_OV: a token x that is attended to writes "
         "x W_V W_O into the output, so W_OV = W_V @ W_O, with rows indexed by the attended "
         "token's features and columns by the output's. Its transpose maps the wrong way round."),
 }

@@ -111,7 +111,7 @@ def student_names(n: int) -> list[str]:
 
 def judged(check: Check, func: Callable, ref) -> tuple[bool, str | None]:
     """Run one check on ``func`` in this process, as the grader judges it: (passed, misconception)."""
-    outcomes = frames.through_wire([call_one(func, c.func, c.args, c.kwargs, c.echo) for c in check.calls])
+    outcomes = frames.through_wire([call_one(func, c.args, c.kwargs, c.echo) for c in check.calls])
     verdict = run_judge(check, outcomes, ref)
     return verdict.passed, verdict.misconception
 

@@ -9,7 +9,9 @@ runs in a student's notebook (selfcheck.py), where no reference exists.
 
 The judges here give their verdicts in parts (``results.Finding``: how the check ended, the
 mistake's explanation, the other words, the arrays compared), so the reports render each
-part without reading it back out of the message.
+part without reading it back out of the message. A course's judge that names a mistake
+does so by ``failed`` (its explanation first, then the judge's words), which gives the
+parts; a ``Fail`` of its own words is kept whole, and nothing reads them back.
 """
 from __future__ import annotations
 
@@ -35,37 +37,18 @@ def run_judge(check: Check, outcomes: list[CallOutcome], ref) -> Verdict:
     ``outcomes`` must be CallOutcomes (frames.py parsed them): anything else is the grader's bug."""
     if not all(isinstance(o, CallOutcome) for o in outcomes):
         raise GraderError(f"the judge of check {check.name!r} was handed outcomes that were never parsed")
-    said: list = []
     try:
         # A student's huge or inf values overflow; the judge fails them itself.
-        with np.errstate(all="ignore"), misconceptions.listening() as said:
+        with np.errstate(all="ignore"):
             verdict = check.judge(outcomes, ref)
     except Fail as f:
-        verdict = in_parts(f.verdict, said)
-        return named_from_table(check, outcomes, verdict) if check.visible else verdict
+        return named_from_table(check, outcomes, f.verdict) if check.visible else f.verdict
     except Exception as e:
         raise GraderError(f"the judge of check {check.name!r} failed: {type(e).__name__}: "
                           f"{' '.join(str(e).split())[:300]}") from e
     if not isinstance(verdict, Verdict) or not isinstance(verdict.passed, bool):
         # Only an explicit Verdict(True) passes; anything else a judge returns is a judge bug.
         raise GraderError(f"the judge of check {check.name!r} returned {verdict!r} instead of a Verdict")
-    return in_parts(verdict, said)
-
-
-def in_parts(verdict: Verdict, said: list) -> Verdict:
-    """A failing verdict whose judge wrote its own message (no Finding) and named a mistake
-    whose explanation it gave while it ran (``said``, as misconceptions.listening recorded it):
-    that explanation kept apart from the message's other words. The explanation is the
-    engine's own text, taken whole; a judge that gave none, or reworded it, keeps its message
-    whole."""
-    if verdict.passed or verdict.finding is not None or not verdict.misconception:
-        return verdict
-    for s in said:
-        start = verdict.message.find(s.text) if s.mistake == verdict.misconception and s.text else -1
-        if start >= 0:
-            around = (verdict.message[:start], verdict.message[start + len(s.text):])
-            rest = "\n".join(x.strip("\n") for x in around if x.strip("\n"))
-            return replace(verdict, finding=Finding(Kind.WRONG, s.text, rest, s.numbers))
     return verdict
 
 
@@ -118,10 +101,10 @@ def returned(outcome: CallOutcome, func: str):
     if outcome.ending is Ending.MALFORMED:
         raise Fail(f"{func} {NOT_A_RESULT} ({outcome.message}): it wrote to the grader's channel, "
                    "which only the grader's own code may.", "crashed", finding=Finding(Kind.MALFORMED))
+    if outcome.ending is Ending.UNDEFINED:
+        raise Fail(f"{func} is not defined in your submission: keep the function's name and "
+                   "signature exactly as given.", finding=Finding(Kind.UNDEFINED))
     if outcome.ending is Ending.RAISED:
-        if outcome.undefined:
-            raise Fail(f"{func} is not defined in your submission: keep the function's name and "
-                       "signature exactly as given.", finding=Finding(Kind.UNDEFINED))
         where = f" ({outcome.where})" if outcome.where else ""
         if outcome.error == "NotImplementedError":
             text = misconceptions.explain("not_implemented", func=func)
@@ -135,7 +118,7 @@ def raised(outcome: CallOutcome, func: str, exc: str, why: str) -> None:
     """Require that a call raised ``exc`` (by class name)."""
     if outcome.ending is Ending.RAISED and outcome.error == exc:
         return
-    if outcome.ending is not Ending.RAISED or outcome.undefined or outcome.error == "NotImplementedError":
+    if outcome.ending is not Ending.RAISED or outcome.error == "NotImplementedError":
         returned(outcome, func)  # a malformed, missing or unfinished one says so
         raise Fail(f"{func} should raise {exc} {why}, but it returned normally.")
     raise Fail(f"{func} should raise {exc} {why}, but it raised {outcome.message}.")

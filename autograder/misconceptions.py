@@ -6,9 +6,7 @@ the first whose output matches the student's names the mistake.
 """
 from __future__ import annotations
 
-import contextvars
-from contextlib import contextmanager
-from dataclasses import dataclass
+import enum
 
 import numpy as np
 
@@ -23,6 +21,21 @@ OWN = {
         "{func} ran past the time limit{limit_txt}, so these checks could not finish. Look for "
         "a loop that never ends, or one that runs over far more elements than it needs."),
     "crashed": "",
+}
+
+
+class Audience(enum.Enum):
+    """Who reads an explanation: the student it is written to, or the instructor it is about."""
+    STUDENT = "student"
+    INSTRUCTOR = "instructor"
+
+
+# The words an explanation's template names by audience ("{Your} weights are too flat.
+# {fix}Subtract ..."): each template is written once, and read to the student or about them.
+WORDS = {
+    Audience.STUDENT: {"Your": "Your", "your": "your", "You": "You", "you": "you", "fix": ""},
+    Audience.INSTRUCTOR: {"Your": "The student's", "your": "the student's", "You": "The student", "you": "the student",
+                          "fix": "The fix: "},
 }
 
 
@@ -49,43 +62,17 @@ def overflow() -> str | None:
     return getattr(course.current().explanations, "OVERFLOW", None)
 
 
-@dataclass(frozen=True)
-class Said:
-    """An explanation given while a judge ran: which mistake, its words, the numbers they quote."""
-    mistake: str
-    text: str
-    numbers: dict
-
-
-_SAID: contextvars.ContextVar[list[Said] | None] = contextvars.ContextVar("explanations_said", default=None)
-
-
-@contextmanager
-def listening():
-    """Every explanation given inside (by ``explain``), in order: a judge that writes one into
-    its own message has it kept apart by run_judge from this record, not found in the words."""
-    said: list[Said] = []
-    token = _SAID.set(said)
-    try:
-        yield said
-    finally:
-        _SAID.reset(token)
-
-
-def explain(mistake: str, **ctx) -> str:
+def explain(mistake: str, who: Audience = Audience.STUDENT, **ctx) -> str:
     """The explanation of a mistake, with the numbers of this input where they are known: the
-    course's phrases for its exercise's numbers, and the engine's for its own (a time limit)."""
+    course's phrases for its exercise's numbers, and the engine's for its own (a time limit);
+    in the words of ``who`` reads it (``WORDS``)."""
     words = course.current().explanations
     template = getattr(words, "FOR_EXERCISE", {}).get((mistake, ctx.get("func"))) or explanations()[mistake]
-    fields = {"func": ctx.get("func", "your function"),
+    fields = {**WORDS[who], "func": ctx.get("func", f"{WORDS[who]['your']} function"),
               "limit_txt": f" of {ctx['limit']:g} s" if ctx.get("limit") else ""}
     if mistake not in OWN:
         fields.update(words.fields({k: v for k, v in ctx.items() if k not in ("func", "limit")}))
-    text = template.format(**fields)
-    said = _SAID.get()
-    if said is not None:
-        said.append(Said(mistake, text, {k: v for k, v in ctx.items() if k != "func"}))
-    return text
+    return template.format(**fields)
 
 
 def context(call) -> dict:

@@ -521,8 +521,9 @@ def about_the_notebook(results) -> str:
         parts.append("About the notebook as a whole:\n" + "\n".join(problems) + "\n")
     if results.printed:
         cut = f" (the last {len(results.printed)} characters)" if results.printed_cut else ""
+        shown = results.printed_text()
         parts.append(f"What the notebook's code printed in the grader's sandbox{cut}:\n"
-                     + results.printed + ("" if results.printed.endswith("\n") else "\n"))
+                     + shown + ("" if shown.endswith("\n") else "\n"))
     return "\n".join(parts)
 
 

@@ -14,8 +14,12 @@ is typed here and kept where the schema leaves room for the grader's own keys:
   mistake's explanation apart from the rest of the message, the numbers it quotes, the
   student's array beside the expected one (``Comparison``), how a process ended, the
   exception a function raised;
+- each cell (or .py statement) that raised, or hung or crashed and was skipped, as a
+  ``CellProblem`` (``extra_data.cell_problems``), beside the line ``problems`` shows for it;
 - the submission's ``problems`` (one line each) and what its code ``printed``
-  (``extra_data.problems``, ``extra_data.printed``), of which the top-level ``output`` is made.
+  (``extra_data.problems``, ``extra_data.printed``), of which the top-level ``output`` is made;
+  where in ``printed`` a fresh process began running the cells again after a hang or a crash
+  (``restarts``, ``extra_data.printed_restarts``).
 
 Reports render from these fields and never read meaning back out of a text.
 """
@@ -29,7 +33,12 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .names import one_line
+
 SHOWN = 4  # rows and columns of an array a student reads in a message
+# Where the cells ran again, in a text that shows what the code printed (the Results' own
+# fields hold where: ``restarts``).
+RESTARTED = "--- restarted after a cell or exercise that hung or crashed ---"
 
 
 class Kind(str, enum.Enum):
@@ -44,6 +53,33 @@ class Kind(str, enum.Enum):
     CRASHED = "crashed"  # its process ended and no result came back (``Finding.ended``)
     TIMEOUT = "timeout"  # it ran past the time limit
     NOT_RUN = "not_run"  # nothing in the submission could be run (its ``problems`` say why)
+
+
+class CellEnd(str, enum.Enum):
+    """How a cell (a notebook's, or a .py file's top-level statement) went wrong."""
+    RAISED = "raised"  # it raised an exception; the next cell ran
+    TIMEOUT = "timeout"  # it ran past its time limit (or the submission's budget) and was skipped
+    ENDED = "ended"  # it ended its process (or wrote to the grader's channel, or was stopped) and was skipped
+
+
+@dataclass(frozen=True)
+class CellProblem:
+    """What went wrong in one cell, as the sandbox knew it."""
+    cell: int  # its index among the submission's cells (or statements)
+    ending: CellEnd
+    error: str = ""  # RAISED: the exception's class name
+    message: str = ""  # RAISED: the exception as one line ("ValueError: bad shapes"); else why it was skipped
+    label: str = ""  # how the submission names it ("cell 4", "line 12"): grade.py's
+
+    def __post_init__(self):
+        object.__setattr__(self, "ending", CellEnd(self.ending))
+        if type(self.cell) is not int or not all(type(x) is str for x in (self.error, self.message, self.label)):
+            raise TypeError("a CellProblem is a cell's index and three texts")
+
+    def line(self) -> str:
+        """The line ``Results.problems`` shows for it."""
+        what = f"raised {self.message}" if self.ending is CellEnd.RAISED else f"{self.message} and was skipped"
+        return f"{self.label} {one_line(what)}".strip()
 
 
 # The kinds in which no result came back at all: the dashboard lists them as crashed.
@@ -180,12 +216,45 @@ class Results:
     extra_data: dict = field(default_factory=dict)
     printed: str = ""  # the last of what the submission's code printed ('' when nothing but spaces)
     printed_cut: bool = False  # it printed more than ``printed`` holds
+    # Where in ``printed`` a fresh process began, running the cells again from the top after a
+    # cell or an exercise hung or crashed: offsets, ascending, inside the text.
+    restarts: tuple[int, ...] = ()
+    # The cells of ``problems`` that raised or were skipped, typed (each one's ``line`` is in problems).
+    cell_problems: list[CellProblem] = field(default_factory=list)
 
     def __post_init__(self):
         if not (isinstance(self.problems, list) and all(isinstance(p, str) for p in self.problems)):
             raise TypeError("a Results' problems are a list of lines")
         if not isinstance(self.printed, str):
             raise TypeError("a Results' printed is text")
+        if not _offsets_in(self.restarts, len(self.printed)):
+            raise ValueError("a Results' restarts are ascending offsets inside what it printed")
+
+    @staticmethod
+    def printed_by(parts: tuple[str, ...], limit: int) -> dict:
+        """The fields ``printed``, ``printed_cut`` and ``restarts`` for what each process
+        printed (``parts``, in order): the last ``limit`` characters, and where each part
+        kept began; nothing when they hold nothing but spaces."""
+        parts = [p for p in parts if p]
+        whole = "".join(parts)
+        if not whole.strip():
+            return {"printed": "", "printed_cut": False, "restarts": ()}
+        shown = whole[-limit:]
+        starts, at = [], 0
+        for part in parts[:-1]:
+            at += len(part)
+            starts.append(at - (len(whole) - len(shown)))
+        return {"printed": shown, "printed_cut": len(shown) < len(whole),
+                "restarts": tuple(s for s in starts if 0 < s < len(shown))}
+
+    def printed_parts(self) -> list[str]:
+        """What each process printed (the first one's cut where ``printed`` is)."""
+        bounds = (0, *self.restarts, len(self.printed))
+        return [self.printed[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+    def printed_text(self) -> str:
+        """What the code printed, as a text face shows it: a line where the cells ran again."""
+        return f"\n{RESTARTED}\n".join(self.printed_parts()) if self.printed else ""
 
     @property
     def output(self) -> str:
@@ -193,7 +262,7 @@ class Results:
         out = "\n".join(self.problems)
         if self.printed:
             cut = f" (the last {len(self.printed)} characters)" if self.printed_cut else ""
-            out += ("\n" if out else "") + f"Your code printed{cut}:\n" + self.printed
+            out += ("\n" if out else "") + f"Your code printed{cut}:\n" + self.printed_text()
         return out
 
     def exercise_scores(self) -> dict[str, float]:
@@ -209,6 +278,11 @@ class Results:
         extra = {**self.extra_data, "problems": self.problems}
         if self.printed:
             extra.update(printed=self.printed, printed_cut=self.printed_cut)
+        if self.restarts:
+            extra["printed_restarts"] = list(self.restarts)
+        if self.cell_problems:
+            extra["cell_problems"] = [{"cell": p.cell, "ending": p.ending.value, "error": p.error,
+                                       "message": p.message, "label": p.label} for p in self.cell_problems]
         head = {"score": self.score, "max_score": self.max_score, "execution_time": self.execution_time,
                 "output": self.output, "extra_data": extra}
         tests = ",\n  ".join(json.dumps(_test_doc(t), allow_nan=False) for t in self.tests)
@@ -230,7 +304,27 @@ def from_json(text: str) -> Results:
     if problems is None:
         problems = output.splitlines() if isinstance(output, str) else []
     printed, printed_cut = extra.pop("printed", ""), bool(extra.pop("printed_cut", False))
-    return Results(tests=tests, problems=problems, extra_data=extra, printed=printed, printed_cut=printed_cut, **doc)
+    restarts = extra.pop("printed_restarts", [])
+    restarts = tuple(restarts) if isinstance(restarts, list) and _offsets_in(tuple(restarts), len(printed)) else ()
+    cells = extra.pop("cell_problems", [])
+    return Results(tests=tests, problems=problems, extra_data=extra, printed=printed, printed_cut=printed_cut,
+                   restarts=restarts, cell_problems=[p for p in map(_cell_problem, cells if isinstance(cells, list)
+                                                                      else []) if p is not None], **doc)
+
+
+def _cell_problem(doc) -> CellProblem | None:
+    """A cell's problem read back; None for one that does not read as one (its line stays in problems)."""
+    try:
+        return CellProblem(**doc)
+    except (TypeError, ValueError):
+        return None
+
+
+def _offsets_in(offsets, length: int) -> bool:
+    """Ascending whole numbers strictly inside a text of ``length`` characters."""
+    if not (isinstance(offsets, tuple) and all(type(o) is int for o in offsets)):
+        return False
+    return all(a < b for a, b in zip((0, *offsets), (*offsets, length), strict=True)) if offsets else True
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -24,7 +24,7 @@ def run_visible(name: str, func) -> list[tuple[str, bool, str, str | None]]:
     rows = []
     for check in visible_checks(name):
         # Through the wire, so a judge sees exactly the plain data it sees when grading.
-        outcomes = frames.through_wire([call_one(func, name, c.args, c.kwargs, c.echo) for c in check.calls])
+        outcomes = frames.through_wire([call_one(func, c.args, c.kwargs, c.echo) for c in check.calls])
         verdict = run_judge(check, outcomes, None)
         rows.append((check.title, verdict.passed, verdict.message, verdict.misconception))
     return rows

@@ -96,7 +96,7 @@ def build(reference, visible_calls) -> dict:
     from .sandbox.frames import Ending, through_wire
 
     def run(fn, call):  # as the grader sees a value: through the wire
-        return through_wire([call_one(fn, call.func, call.args, call.kwargs)])[0]
+        return through_wire([call_one(fn, call.args, call.kwargs)])[0]
 
     answers, entries = {}, []
     for call in visible_calls:

@@ -30,7 +30,7 @@ def main(n: int = 30) -> None:
                 for check in cs:
                     for call in check.calls:
                         if id(call) not in seen:
-                            seen[id(call)] = frames.through_wire([call_one(ref.solution(name), call.func, call.args,
+                            seen[id(call)] = frames.through_wire([call_one(ref.solution(name), call.args,
                                                                            call.kwargs, call.echo)])[0]
                     verdict = run_judge(check, [seen[id(c)] for c in check.calls], None if check.visible else answers)
                     if not verdict.passed:

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from autograder.grade import MAX_OUTPUT, MAX_TEST_OUTPUT, grade
+from autograder.names import MAX_LINE
+from autograder.results import CellEnd, CellProblem
 from autograder.report.feedback import feedback_html
 from autograder.report.table import grades_csv, neutralise
 from autograder.sandbox import ExerciseRun, SandboxResult
@@ -29,8 +31,8 @@ class FloodingSandbox:
                    else CallOutcome.returned(FLOOD))
         runs = {name: (ExerciseRun("crashed", detail=FLOOD) if self.channel == "crash detail"
                        else ExerciseRun("ok", (outcome,) * len(calls))) for name, calls in exercises}
-        problems = [(0, FLOOD)] if self.channel == "cell problem" else []
-        return SandboxResult(runs, problems, FLOOD if self.channel == "printed" else "", 0.1)
+        problems = [CellProblem(0, CellEnd.RAISED, FLOOD, FLOOD)] if self.channel == "cell problem" else []
+        return SandboxResult(runs, problems, (FLOOD,) if self.channel == "printed" else (), 0.1)
 
 
 CHANNELS = ["message", "returned value", "crash detail", "cell problem", "printed"]
@@ -47,6 +49,11 @@ def test_each_tests_output_is_capped(flooded):
 
 def test_the_results_output_is_capped(flooded):
     assert len(flooded.output) <= MAX_OUTPUT
+
+
+def test_a_flooded_cells_problem_is_kept_typed_at_one_line():
+    (problem,) = grade(CORRECT, "ps2", sandbox=FloodingSandbox("cell problem"), student="ada").cell_problems
+    assert len(problem.message) <= MAX_LINE and len(problem.error) <= MAX_LINE
 
 
 def test_the_results_file_stays_small(flooded):

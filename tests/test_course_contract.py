@@ -12,11 +12,12 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import re
 
 import numpy as np
 import pytest
 
-from autograder import adequacy, course, wire, worked_examples
+from autograder import adequacy, course, misconceptions, wire, worked_examples
 from autograder.assignments import ASSIGNMENTS, exercise
 from autograder.batch import run_batch
 from autograder.catalogue import edit_function
@@ -221,6 +222,17 @@ def test_each_catalogued_mistake_fails_a_visible_check_of_every_exercise_it_reac
 def test_a_catalogued_mistake_loses_the_same_points_whatever_the_students_draw(matrix, mistake):
     unstable = {r.exercise: r.lost for r in _rows(matrix, mistake) if not r.stable}
     assert unstable == {}, f"{mistake.name} loses these points, student by student: {unstable}"
+
+
+@pytest.mark.parametrize("mistake", sorted({m.id for m in CATALOGUE}))
+def test_each_mistakes_words_speak_to_the_student_and_about_them_to_the_instructor(mistake):
+    """One template, two readers (misconceptions.WORDS): the course marks its "your" and its
+    fixes, so neither reading has the other's words."""
+    for func in sorted({m.func for m in CATALOGUE if m.id == mistake}):
+        to_them = misconceptions.explain(mistake, func=func)
+        about_them = misconceptions.explain(mistake, misconceptions.Audience.INSTRUCTOR, func=func)
+        assert not re.search(r"\bthe student\b|The fix:", to_them, re.I), to_them
+        assert not re.search(r"\byou(r)?\b", about_them, re.I), about_them
 
 
 @pytest.mark.parametrize("assignment,name", EXERCISES)

@@ -8,6 +8,7 @@ import signal
 import pytest
 
 from autograder.crashes import NO_RESULT, Ended, clause, sentence
+from autograder.results import CellEnd
 from autograder.sandbox import Limits, Sandbox
 
 TIMEOUT = 5.0
@@ -79,10 +80,17 @@ def test_an_exercise_that_crashes_python_is_reported_as_a_crash(sandbox):
     assert run.exercises["second"].status == "ok"
 
 
+def test_a_cell_that_raises_says_what_it_raised_in_fields(sandbox):
+    run = _run(sandbox, "raise ValueError('cell 2 ran past the 5 s time limit')\n")
+    (problem,) = run.cell_problems
+    assert (problem.cell, problem.ending, problem.error) == (0, CellEnd.RAISED, "ValueError")
+    assert problem.message == "ValueError: cell 2 ran past the 5 s time limit"
+
+
 def test_a_cell_that_exits_is_skipped_with_its_exit_code(sandbox):
     run = _run(sandbox, "import os\nos._exit(5)\n")
-    (index, problem), = run.cell_problems
-    assert index == 0 and "exit code 5" in problem and problem.endswith("and was skipped")
+    (problem,) = run.cell_problems
+    assert (problem.cell, problem.ending) == (0, CellEnd.ENDED) and "exit code 5" in problem.message
     assert run.exercises["second"].status == "ok"
 
 

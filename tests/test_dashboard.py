@@ -19,10 +19,10 @@ from autograder.crashes import NO_RESULT, Ended, clause
 from autograder.grade import grade, to_test_result, ungraded
 from autograder.misconceptions import explain, explanations
 from autograder.names import file_stem
-from autograder.report.dashboard import about_student, write_dashboard
+from autograder.report.dashboard import WHAT_IT_MEANS, mistake_meaning, write_dashboard
 from autograder.report.feedback import feedback_html, heatmap_svg, markdown, plain, printed_once
 from autograder.report.index import find_dashboards, write_index
-from autograder.results import Kind, Results
+from autograder.results import RESTARTED, CellEnd, CellProblem, Kind, Results
 from autograder.results import TestResult as Check
 from autograder.sandbox import ExerciseRun, SandboxResult
 from autograder.sandbox.frames import CallOutcome
@@ -58,7 +58,7 @@ def raising(func: str, message: str, where: str = "line 3") -> Fail:
     raise AssertionError("returned() let a raised call through")
 
 
-def dk_results(printed="") -> Results:
+def dk_results(printed="", restarts=()) -> Results:
     """scale_by_dk in five checks of one exercise, as the engine writes it: the explanation
     (with this input's numbers) above the difference, on every check."""
     tests = [t("causal_mask", "T = 3", True)]
@@ -69,7 +69,7 @@ def dk_results(printed="") -> Results:
     tests.append(judged("attention_shapes", "sizes", raising("attention_shapes", "ValueError: bad")))
     problems = ["cell 17 raised NameError: name 'x' is not defined"] if printed else []
     return Results(sum(x.score for x in tests), sum(x.max_score for x in tests), 0.1, problems, tests,
-                   {"isolation": "full"}, printed=printed)
+                   {"isolation": "full"}, printed=printed, restarts=restarts)
 
 
 class StubSandbox:
@@ -77,7 +77,7 @@ class StubSandbox:
     calls), every other sends nothing back; the cells' problems and the printing as given."""
 
     def __init__(self, runs, problems=(), printed=""):
-        self.runs, self.problems, self.printed = runs, list(problems), printed
+        self.runs, self.problems, self.printed = runs, list(problems), (printed,)
 
     def run(self, cells, exercises, timeout, memory):
         runs = {name: self.runs[name](len(calls)) if name in self.runs else ExerciseRun("crashed", detail="x")
@@ -140,12 +140,19 @@ def test_the_difference_is_shown_from_the_arrays_compared_and_no_bare_cell_numbe
 
 
 def test_printed_output_goes_last_collapsed_and_once_after_a_restart():
-    printed = "epoch 1\nepoch 2\n\n--- restarted after a cell or exercise that hung or crashed ---\nepoch 1\nepoch 2\n"
-    page = feedback_html("ada", "ps2", dk_results(printed=printed))
-    assert page.count("epoch 1") == 1
+    printed = "epoch 1\nepoch 2\n" * 2
+    page = feedback_html("ada", "ps2", dk_results(printed=printed, restarts=(len(printed) // 2,)))
+    assert page.count("epoch 1") == 1 and "ran again after a restart" in page
     details = page.index("<details>")
     assert details > page.rindex("</section>") and "epoch 1" in page[details:]
-    assert printed_once("a\nb\n") == ("a\nb\n", False)
+    assert printed_once(["a\nb\n"]) == ("a\nb\n", False)
+
+
+def test_a_student_who_prints_the_restart_line_has_it_shown_as_printed():
+    printed = f"epoch 1\n{RESTARTED}\nepoch 1\n"
+    page = feedback_html("ada", "ps2", dk_results(printed=printed))
+    shown = page[page.index("<details>"):]
+    assert shown.count("epoch 1") == 2 and escape(RESTARTED) in shown and "ran again" not in shown
 
 
 def test_a_submission_nothing_could_run_says_so_once(tmp_path):
@@ -218,11 +225,31 @@ def test_markdown_is_rendered_after_escaping():
 
 # ---------------------------------------------------------------- the dashboard
 
-@pytest.mark.parametrize("mistake", sorted(explanations()))
+def funcs_of(mistake: str) -> list[str]:
+    return ["softmax", SDPA, *(f for m, f in FOR_EXERCISE if m == mistake)]
+
+
+@pytest.mark.parametrize("mistake", sorted(set(explanations()) - set(WHAT_IT_MEANS)))
 def test_explanations_on_the_instructors_page_speak_about_the_student(mistake):
-    for func in ["softmax", SDPA, *(f for m, f in FOR_EXERCISE if m == mistake)]:
-        text = about_student(explain(mistake, func=func))
-        assert not re.search(r"\byou(r)?\b", text, re.I), text
+    for func in funcs_of(mistake):
+        text = mistake_meaning(mistake, func)
+        assert text and not re.search(r"\byou(r)?\b", text, re.I), text
+
+
+@pytest.mark.parametrize("mistake", sorted(explanations()))
+def test_explanations_to_the_student_speak_to_them(mistake):
+    for func in funcs_of(mistake):
+        assert not re.search(r"the student|The fix:", explain(mistake, func=func)), mistake
+
+
+def test_the_instructors_words_come_from_the_template_not_from_its_text(monkeypatch):
+    """Code an explanation quotes keeps its words: nothing rewrites a "you" the template did
+    not mark as the reader (a rewrite of the student's text turned `you` into `the student`)."""
+    words = course.current().explanations.EXPLANATIONS
+    monkeypatch.setitem(words, "scale_by_dk", "{Your} loop names its counter `you`. {fix}Draw every key once.")
+    about = mistake_meaning("scale_by_dk", SDPA)
+    assert about == "The student's loop names its counter `you`. The fix: Draw every key once."
+    assert explain("scale_by_dk", func=SDPA) == "Your loop names its counter `you`. Draw every key once."
 
 
 @pytest.fixture
@@ -327,8 +354,24 @@ def test_a_cells_problem_is_tied_to_its_exercise_when_the_results_show_it(tmp_pa
     error = CallOutcome.raised("ValueError", "ValueError: bad shapes here", "cell 4 line 2")
     results = graded({"attention_shapes": lambda calls: ExerciseRun("ok", (error,) * calls),
                       SDPA: lambda calls: ExerciseRun("timeout")}, path=notebook,
-                     problems=[(3, "raised ValueError: bad shapes here"),
-                               (8, "ran past the 3 s time limit and was skipped")])
+                     problems=[CellProblem(3, CellEnd.RAISED, "ValueError", "ValueError: bad shapes here"),
+                               CellProblem(8, CellEnd.TIMEOUT, message="ran past the 3 s time limit")])
     page = feedback_html("ada", "ps2", results)
     assert "notebook cell 4 raised ValueError: bad shapes here (the error attention_shapes raises" in page
     assert f"notebook cell 9 ran past the 3 s time limit and was skipped ({SDPA} also ran past" in page
+
+
+def test_a_statements_problem_in_a_py_file_is_tied_to_its_exercise_too():
+    error = CallOutcome.raised("ValueError", "ValueError: bad shapes here", "line 9")
+    results = graded({"attention_shapes": lambda calls: ExerciseRun("ok", (error,) * calls)},
+                     problems=[CellProblem(2, CellEnd.RAISED, "ValueError", "ValueError: bad shapes here")])
+    (line,) = results.problems
+    assert line.startswith("line ") and f"{line} (the error attention_shapes raises" in feedback_html(
+        "ada", "ps2", results)
+
+
+def test_a_problem_that_only_reads_like_a_cells_is_tied_to_nothing():
+    error = CallOutcome.raised("ValueError", "ValueError: bad shapes here", "line 9")
+    results = graded({"attention_shapes": lambda calls: ExerciseRun("ok", (error,) * calls)})
+    results.problems = ["cell 4 raised ValueError: bad shapes here"]  # not the sandbox's: no cell problem behind it
+    assert "the error attention_shapes raises" not in feedback_html("ada", "ps2", results)

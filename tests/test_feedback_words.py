@@ -21,7 +21,7 @@ def verdicts(name: str, func, seed: int = 3) -> dict[str, tuple[bool, str, str |
     ref = Answers(load())
     out = {}
     for check in exercise(name).checks(np.random.default_rng(seed)):
-        outcomes = through_wire([call_one(func, name, c.args, c.kwargs) for c in check.calls])
+        outcomes = through_wire([call_one(func, c.args, c.kwargs) for c in check.calls])
         v = run_judge(check, outcomes, None if check.visible else ref)
         out[check.title] = (v.passed, v.message, v.misconception)
     return out
@@ -80,7 +80,8 @@ def test_attending_to_itself_is_named_in_the_same_words_before_and_after_the_dea
     results = verdicts(F, head(lambda T: 12 * np.sqrt(T), shift=0))
     assert {m for ok, _, m in results.values() if not ok} == {"attends_to_self"}
     visible, hidden = results["n_vocab = 4, T = 6"][1], results["a single position (T = 1)"][1]
-    assert visible.splitlines()[0] == hidden.splitlines()[1]  # the guard's preamble, then the same words
+    assert visible.splitlines()[0] == hidden.splitlines()[0]  # the same words, then the guard's preamble
+    assert hidden.splitlines()[1].startswith("at T = 1 only the shapes can be checked")
 
 
 def _weight_on_previous(W_Q, W_K, n_vocab, tokens):
@@ -106,7 +107,7 @@ def test_the_margin_check_reads_the_same_weights_as_running_the_head():
         W_Q, W_K = rng.standard_normal((d, T)) * rng.uniform(0, 20), rng.standard_normal((d, T))
         W_V = np.vstack([np.eye(n_vocab), np.zeros((T, n_vocab))])
         prev = _weight_on_previous(W_Q, W_K, n_vocab, tokens)
-        outcomes = through_wire([call_one(lambda n, t, W=(W_Q, W_K, W_V): W, F, (n_vocab, T), {})])
+        outcomes = through_wire([call_one(lambda n, t, W=(W_Q, W_K, W_V): W, (n_vocab, T), {})])
         verdict = run_judge(check, list(outcomes), None)
         if np.all(prev >= 0.99 + 1e-9):
             # the weights pass; the output bar then holds by at most 1 - min(prev) from the weights

@@ -15,9 +15,11 @@ from autograder import misconceptions
 from autograder.checks import Call, Check, Fail, Spec, compare, failed, matches_reference, raised, returned, run_judge
 from autograder.crashes import NO_RESULT, Ended, clause
 from autograder.grade import grade, to_test_result
-from autograder.results import Comparison, Finding, Kind, Results, from_json
+from autograder.results import RESTARTED, CellEnd, CellProblem, Comparison, Finding, Kind, Results, from_json
 from autograder.sandbox import ExerciseRun, SandboxResult
-from autograder.sandbox.frames import CallOutcome
+from autograder.sandbox import call_one
+from autograder.sandbox.frames import CallOutcome, Ending, through_wire
+from autograder.sandbox.handle import last_characters
 from test_engine_knows_no_chapter import imports
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,7 +44,7 @@ def check_of(judge, func: str = SDPA) -> Check:
 @pytest.mark.parametrize("outcome, kind, mistake", [
     (CallOutcome.raised("ValueError", "ValueError: bad shapes", "line 3"), Kind.RAISED, "crashed"),
     (CallOutcome.raised("NotImplementedError", "NotImplementedError"), Kind.NOT_IMPLEMENTED, "not_implemented"),
-    (CallOutcome.raised("NameError", f"no function named {SDPA} was defined"), Kind.UNDEFINED, None),
+    (CallOutcome.undefined(), Kind.UNDEFINED, None),
     (CallOutcome.malformed("a call's record with the fields ['x']"), Kind.MALFORMED, "crashed"),
 ])
 def test_what_came_back_says_how_the_call_ended(outcome, kind, mistake):
@@ -52,9 +54,38 @@ def test_what_came_back_says_how_the_call_ended(outcome, kind, mistake):
 
 
 def test_a_check_that_wants_an_exception_of_a_missing_function_says_it_is_missing():
-    missing = CallOutcome.raised("NameError", f"no function named {SDPA} was defined")
-    verdict = fail_of(lambda: raised(missing, SDPA, "ValueError", "for a bad shape")).verdict
+    verdict = fail_of(lambda: raised(CallOutcome.undefined(), SDPA, "ValueError", "for a bad shape")).verdict
     assert verdict.kind is Kind.UNDEFINED and "is not defined in your submission" in verdict.message
+
+
+def test_a_missing_function_comes_through_the_wire_as_undefined():
+    (outcome,) = through_wire([call_one(None, (np.zeros(2),), {})])
+    assert outcome.ending is Ending.UNDEFINED
+
+
+class _NamedAsYouLike(type):
+    """A class whose name reads as NameError once, then as the child's old words for a missing
+    function: what a submission can make its exception's class and message say."""
+    asked = 0
+
+    @property
+    def __name__(cls):
+        _NamedAsYouLike.asked += 1
+        return "NameError" if _NamedAsYouLike.asked == 1 else f"no function named {SDPA} was defined"
+
+
+def test_a_function_whose_error_reads_as_a_missing_function_is_graded_as_raising():
+    class Forged(Exception, metaclass=_NamedAsYouLike):
+        def __str__(self):
+            return ""
+
+    def defined(x):
+        raise Forged()
+    _NamedAsYouLike.asked = 0
+    (outcome,) = through_wire([call_one(defined, (np.zeros(2),), {})])
+    assert (outcome.error, outcome.message) == ("NameError", f"no function named {SDPA} was defined")
+    verdict = fail_of(lambda: returned(outcome, SDPA)).verdict
+    assert verdict.kind is Kind.RAISED and verdict.misconception == "crashed"
 
 
 class StubSandbox:
@@ -62,7 +93,7 @@ class StubSandbox:
         self.make = run
 
     def run(self, cells, exercises, timeout, memory):
-        return SandboxResult({name: self.make(len(calls)) for name, calls in exercises}, [], "", 0.1)
+        return SandboxResult({name: self.make(len(calls)) for name, calls in exercises}, [], (), 0.1)
 
 
 @pytest.mark.parametrize("run, kind, ended", [
@@ -92,32 +123,25 @@ def test_a_diagnosed_difference_keeps_its_parts():
     assert verdict.message == f.explanation + "\n" + comparison.text()
 
 
-def test_a_judge_that_writes_the_explanation_into_its_own_words_has_it_kept_apart():
-    def judge(outcomes, ref):
-        said = misconceptions.explain("scale_by_dk", func=SDPA, d_k=4)
-        raise Fail(f"{SDPA}(X) is wrong.\n{said}\nyours   expected", "scale_by_dk")
-    verdict = run_judge(check_of(judge), [CallOutcome.returned(np.zeros(2))], None)
-    assert verdict.finding.explanation == misconceptions.explain("scale_by_dk", func=SDPA, d_k=4)
-    assert verdict.finding.detail == f"{SDPA}(X) is wrong.\nyours   expected"
-    assert verdict.finding.numbers == {"d_k": 4}
-    assert verdict.message.startswith(f"{SDPA}(X) is wrong.")  # the student reads what the judge wrote
-
-
-def test_a_judge_that_rewords_the_explanation_keeps_its_message_whole():
-    def judge(outcomes, ref):
-        misconceptions.explain("scale_by_dk", func=SDPA, d_k=4)
-        raise Fail("divided by the wrong number", "scale_by_dk")
-    verdict = run_judge(check_of(judge), [CallOutcome.returned(np.zeros(2))], None)
-    assert verdict.finding is None and verdict.message == "divided by the wrong number"
-
-
-def test_a_judges_own_words_are_not_read_for_an_explanation_it_did_not_give():
-    text = misconceptions.explain("scale_by_dk", func=SDPA, d_k=4)  # said outside the judge
+@pytest.mark.parametrize("words", [f"{SDPA}(X) is wrong.\n{{said}}\nyours   expected", "{said}\nmore",
+                                   "divided by the wrong number"], ids=["around it", "after it", "reworded"])
+def test_a_judge_that_writes_its_own_words_keeps_them_whole(words):
+    """Nothing reads an explanation back out of a judge's words: a judge gives the parts by
+    ``failed``, or its message is all there is."""
+    message = words.format(said=misconceptions.explain("scale_by_dk", func=SDPA, d_k=4))
 
     def judge(outcomes, ref):
-        raise Fail(text + "\nmore", "scale_by_dk")
+        raise Fail(message, "scale_by_dk")
     verdict = run_judge(check_of(judge), [CallOutcome.returned(np.zeros(2))], None)
-    assert verdict.finding is None
+    assert verdict.finding is None and verdict.message == message and verdict.misconception == "scale_by_dk"
+
+
+def test_a_judge_that_names_a_mistake_by_failed_has_its_explanation_apart():
+    def judge(outcomes, ref):
+        raise failed(f"{SDPA}(X) is wrong.", "scale_by_dk", func=SDPA, numbers={"d_k": 4})
+    f = run_judge(check_of(judge), [CallOutcome.returned(np.zeros(2))], None).finding
+    assert (f.explanation, f.detail, f.numbers) == (misconceptions.explain("scale_by_dk", func=SDPA, d_k=4),
+                                                   f"{SDPA}(X) is wrong.", {"d_k": 4})
 
 
 def test_a_reference_mismatch_names_the_mistake_with_its_numbers_and_the_arrays():
@@ -158,6 +182,65 @@ def test_problems_and_printing_are_kept_apart_and_make_the_output():
     back = from_json(results.to_json())
     assert back.problems == ["cell 2 raised NameError: x"] and back.printed == results.printed and back.printed_cut
     assert back.output == results.output and back.output.startswith("cell 2 raised NameError: x\nYour code printed")
+
+
+class Printing:
+    """A sandbox whose children each printed one of ``outputs``, and whose exercises all hung."""
+    def __init__(self, *outputs):
+        self.outputs = outputs
+
+    def run(self, cells, exercises, timeout, memory):
+        return SandboxResult({name: ExerciseRun("timeout") for name, _ in exercises}, [], self.outputs, 0.1)
+
+
+def test_where_the_cells_ran_again_survives_the_results_file():
+    results = grade(CORRECT, "ps2", sandbox=Printing("epoch 1\n", "epoch 1\nepoch 2\n"), student="ada")
+    back = from_json(results.to_json())
+    assert back.printed_parts() == ["epoch 1\n", "epoch 1\nepoch 2\n"] == results.printed_parts()
+    assert f"epoch 1\n\n{RESTARTED}\nepoch 1\n" in back.output
+
+
+def test_printing_the_restart_line_is_no_restart():
+    said = f"epoch 1\n{RESTARTED}\nepoch 1\n"
+    back = from_json(grade(CORRECT, "ps2", sandbox=Printing(said), student="ada").to_json())
+    assert back.restarts == () and back.printed_parts() == [said]
+
+
+@pytest.mark.parametrize("limit, parts, restarts", [(100, ["ab", "cd"], (2,)), (3, ["b", "cd"], (1,)),
+                                                    (2, ["cd"], ()), (1, ["d"], ())])
+def test_printing_cut_to_its_last_characters_keeps_where_each_process_began(limit, parts, restarts):
+    fields = Results.printed_by(("ab", "", "cd"), limit)
+    shown = Results(0, 0, 0.1, [], [], **fields)
+    assert (shown.printed_parts(), shown.restarts, shown.printed_cut) == (parts, restarts, limit < 4)
+
+
+@pytest.mark.parametrize("limit, kept", [(9, ("ab", "cd")), (3, ("b", "cd")), (2, ("cd",)), (0, ())])
+def test_the_sandbox_keeps_each_childs_printing_apart_up_to_its_limit(limit, kept):
+    assert last_characters(["ab", "", "cd"], limit) == kept
+
+
+@pytest.mark.parametrize("restarts", [[3, 1], [0], [99], ["2"], [True], 2])
+def test_restarts_that_do_not_fall_inside_the_printing_read_as_none(restarts):
+    doc = json.loads(Results(0, 0, 0.1, [], [], printed="abcdef").to_json())
+    doc["extra_data"]["printed_restarts"] = restarts
+    assert from_json(json.dumps(doc)).restarts == ()
+
+
+def test_a_cells_problem_survives_the_results_file_beside_its_line():
+    cells = [CellProblem(3, CellEnd.RAISED, "ValueError", "ValueError: bad", "cell 4"),
+             CellProblem(5, CellEnd.TIMEOUT, message="ran past the 2 s time limit", label="cell 6")]
+    back = from_json(Results(0, 0, 0.1, [p.line() for p in cells], [], cell_problems=cells).to_json())
+    assert back.cell_problems == cells
+    assert back.problems == ["cell 4 raised ValueError: bad", "cell 6 ran past the 2 s time limit and was skipped"]
+
+
+@pytest.mark.parametrize("doc", [{"cell": "3", "ending": "raised"}, {"cell": 3, "ending": "exploded"},
+                                 {"cell": 3, "ending": "raised", "message": 5}, "cell 3", {"cell": 3}])
+def test_a_cells_problem_that_does_not_read_is_left_out(doc):
+    text = json.loads(Results(0, 0, 0.1, ["cell 4 raised X"], []).to_json())
+    text["extra_data"]["cell_problems"] = [doc]
+    back = from_json(json.dumps(text))
+    assert back.cell_problems == [] and back.problems == ["cell 4 raised X"]
 
 
 def test_a_results_file_of_an_earlier_grader_reads_with_only_passed_or_failed():

@@ -30,6 +30,7 @@ from hypothesis.extra import numpy as hnp
 
 from autograder import grade, wire
 from autograder.crashes import Ended
+from autograder import results as results_model
 from autograder.sandbox import Sandbox, frames
 from autograder.sandbox.handle import _Child
 from autograder.sandbox.protocol import HEADER, Kind, Reader, send
@@ -143,11 +144,12 @@ leaves = numbers | text | arrays | scalars | st.binary(max_size=8) | st.builds(w
     | st.builds(wire.Rng, st.integers(0, 2**64)) | st.builds(wire.NpInt, st.integers(-(2**63), 2**63 - 1))
 values = st.recursive(leaves, lambda inner: st.lists(inner, max_size=4) | st.lists(inner, max_size=4).map(tuple)
                       | st.dictionaries(text, inner, max_size=3), max_leaves=6)
-FIELDS = ["value", "seconds", "inputs_after", "error", "message", "where"]
+FIELDS = ["value", "seconds", "inputs_after", "error", "message", "where", "undefined"]
 records = (st.dictionaries(st.sampled_from(FIELDS) | text, values, max_size=4)
            | st.fixed_dictionaries({"value": values, "seconds": values})
            | st.fixed_dictionaries({"value": values, "seconds": values, "inputs_after": values})
            | st.fixed_dictionaries({"error": values, "message": values}, optional={"where": values})
+           | st.fixed_dictionaries({"undefined": values | st.just(True)})
            | values)
 
 
@@ -201,6 +203,11 @@ def result_payloads(draw) -> bytes:
     return blob
 
 
+problem_records = (st.fixed_dictionaries({"cell": st.integers(-2, 8) | values, "error": values, "message": values})
+                   | st.dictionaries(st.sampled_from(["cell", "error", "message"]) | text, values, max_size=4)
+                   | values)
+
+
 @st.composite
 def frames_any(draw) -> bytes:
     """One frame a child could write: any kind, its payload of the kind's shape or not, its
@@ -209,6 +216,7 @@ def frames_any(draw) -> bytes:
     small = st.integers(0, 6).map(lambda i: str(i).encode())
     payload = draw(st.one_of(
         result_payloads(), small, st.binary(max_size=12), text.map(lambda t: t.encode("utf-8", "surrogatepass")),
+        problem_records.map(wire.encode), forged_wire(),
         st.tuples(small, st.binary(max_size=8)).map(lambda p: p[0] + b":" + p[1]),
         st.sampled_from([b"-1", b"+1", b" 1", "\u0663".encode(), b"1_0", b"99999999999", b""])))
     length = len(payload)
@@ -310,6 +318,8 @@ WRONG_TYPES = {
     "a message of many lines": {"error": "ValueError", "message": "a\nb"},
     "a message past the child's cut": {"error": "ValueError", "message": "x" * (frames.MAX_LINE + 1)},
     "a number where the record belongs": 42,
+    "a number where a missing function's mark belongs": {"undefined": 1},
+    "a missing function that also raised": {"undefined": True, "error": "NameError", "message": "m"},
 }
 
 
@@ -353,6 +363,44 @@ def test_the_count_of_results_is_held_against_the_job():
     results = graded([script])
     first = grade.exercises(ASSIGNMENT)[0]
     assert all("50 results for" in t.output for t in results.tests if t.exercise == first)
+
+
+@pytest.mark.parametrize("record", [{"cell": 0, "error": "ValueError", "message": 5},
+                                    {"cell": True, "error": "ValueError", "message": "m"},
+                                    {"cell": 0, "error": "E", "message": "m", "grade": 100},
+                                    {"cell": 0, "error": "E\nF", "message": "m"}, ["0", "E", "m"]],
+                         ids=["message", "cell", "a field more", "two lines", "a list"])
+def test_a_problem_of_wrong_types_is_malformed(record):
+    with pytest.raises(frames.Malformed):
+        frames.problem(wire.encode(record))
+
+
+def test_a_problem_in_the_old_form_is_malformed():
+    with pytest.raises(frames.Malformed):
+        frames.problem(b"0:ValueError: bad")
+
+
+def test_a_forged_problem_skips_its_cell_as_the_students_loss():
+    def script(plan, job) -> bytes:
+        return first_step(plan) + frame(Kind.PROBLEM, wire.encode({"cell": 0, "error": 7, "message": "m"}))
+    results = graded([script])
+    assert_no_point_and_sound(results)
+    (problem,) = results.cell_problems
+    assert problem.ending is results_model.CellEnd.ENDED and "malformed" in problem.message
+
+
+def test_a_forged_missing_function_is_the_students_loss():
+    """The mark call_one writes for a function the submission does not define, written by the
+    submission itself: every check fails as a missing function would, none errs."""
+    def script(plan, job) -> bytes:
+        out = first_step(plan) if 0 not in plan["skip"] else b""
+        for k in range(plan["start"], len(job["exercises"])):
+            records = [{"undefined": True}] * len(job["exercises"][k][1])
+            out += frame(Kind.EXERCISE, str(k).encode()) + frame(Kind.RESULT, wire.encode(records))
+        return out + frame(Kind.DONE)
+    results = graded([script])
+    assert_no_point_and_sound(results)
+    assert {t.kind for t in results.tests} == {results_model.Kind.UNDEFINED}
 
 
 def test_a_well_typed_result_still_reaches_the_judges():

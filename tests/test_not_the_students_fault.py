@@ -24,6 +24,7 @@ import pytest
 from autograder import wire
 from autograder.crashes import KERNEL_FOR_ITSELF, REFUSES_SIGNALS, Ended, Whose, whose
 from autograder.errors import GraderError
+from autograder.results import CellEnd
 from autograder.sandbox import Sandbox
 from autograder.sandbox import handle
 
@@ -377,8 +378,8 @@ def test_an_exercise_that_never_ends_still_times_out(sandbox, how):
 
 def test_a_cell_that_never_ends_is_skipped_at_its_limit(sandbox):
     run = sandbox.run(["while True:\n    pass\n", CELLS[2]], EXERCISES[1:], SHORT)
-    (index, problem), = run.cell_problems
-    assert index == 0 and "time limit" in problem
+    (problem,) = run.cell_problems
+    assert (problem.cell, problem.ending) == (0, CellEnd.TIMEOUT) and "time limit" in problem.message
     assert run.exercises["second"].outcomes[0].value == 2
 
 

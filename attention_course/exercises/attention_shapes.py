@@ -1,10 +1,9 @@
 """attention_shapes(B, T_q, T_k, d, d_k, d_v) -> dict of shape tuples; ValueError on bad sizes."""
 import numpy as np
 
-from autograder.checks import Call, Spec, Fail, Verdict, describe_value, each, provided, raised, returned
+from autograder.checks import Call, Fail, Spec, Verdict, describe_value, each, failed, provided, raised, returned
 from autograder.exercise import Boundary, Exercise
 from autograder import worked_examples
-from autograder.misconceptions import explain
 from autograder.wire import NpInt
 from ..worked_inputs import BATCH_SHAPES, CROSS_ATTENTION_SHAPES
 
@@ -40,7 +39,6 @@ def _matches(sizes, example=None):
             swapped = [k for k in wrong if k in ints and len(got[k]) == 3
                        and tuple(got[k]) == (want[k][0], T_k, T_q) and T_q != T_k]
             mistake = "shape_tq_tk_swapped" if swapped else None
-            head = (explain(mistake) + "\n") if mistake else ""
             kinds = {_integer_kind(got[k]) for k in wrong}
             types = ""
             if "numpy" in kinds:
@@ -48,8 +46,8 @@ def _matches(sizes, example=None):
                          "Python ints, so convert each size with int(...) first, as in (int(B), int(T_q), int(d)).")
             elif any(not isinstance(got[k], tuple) for k in wrong):
                 types = " Every entry must be a tuple of Python ints."
-            raise Fail(head + f"with B={B}, T_q={T_q}, T_k={T_k}, d={sizes[3]}, d_k={sizes[4]}, d_v={sizes[5]}:\n"
-                       + "\n".join(lines) + types, mistake)
+            raise failed(f"with B={B}, T_q={T_q}, T_k={T_k}, d={sizes[3]}, d_k={sizes[4]}, d_v={sizes[5]}:\n"
+                         + "\n".join(lines) + types, mistake)
         return Verdict(True, "every shape is right.")
     return judge
 

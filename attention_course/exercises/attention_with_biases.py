@@ -1,10 +1,10 @@
 """attention_with_biases(X, W_Q, W_K, W_V, b_Q, b_K, b_V): the key bias changes nothing."""
 import numpy as np
 
-from autograder.checks import (Call, Fail, Spec, Verdict, as_array, diagnose_any, expect_close,
+from autograder.checks import (Call, Fail, Spec, Verdict, as_array, diagnose_any, expect_close, failed,
                                leaves_inputs_unchanged, matches_reference, matches_worked, output_differs, returned)
 from autograder.exercise import Boundary, Exercise
-from autograder.misconceptions import context, explain
+from autograder.misconceptions import context
 
 F = "attention_with_biases"
 TARGETS = [1, 2, 1]  # the token each token attends to in the visible example
@@ -39,8 +39,7 @@ def _bk_free_sharp(call, expected):
         b = as_array(returned(outcomes[1], F), F)
         if a.shape != expected.shape:
             mistake = "values_not_projected" if a.shape == X.shape and np.allclose(a, X[TARGETS]) else None
-            raise Fail((explain(mistake) + "\n" if mistake else "")
-                       + f"{F} should return (T, d_v) = {expected.shape}; yours has shape {a.shape}.", mistake)
+            raise failed(f"{F} should return (T, d_v) = {expected.shape}; yours has shape {a.shape}.", mistake)
         if not (b.shape == a.shape and np.isfinite(a).all() and np.allclose(a, b, atol=1e-6, rtol=1e-6)):
             raise Fail(BK_MOVES)
         # b_K-free is what a constant or an output that ignores the keys is too: the check
@@ -57,10 +56,8 @@ def _bk_free(call):
         wrong = output_differs(call, a, ref)
         if wrong:
             found = diagnose_any(ref, call, a)
-            text = f"this check counts once the output is right, and it is not: {wrong}"
-            if found:
-                text = explain(found, func=F, **context(call)) + "\n" + text
-            raise Fail(text, found)
+            raise failed(f"this check counts once the output is right, and it is not: {wrong}", found, func=F,
+                         numbers=context(call))
         if not (b.shape == a.shape and np.allclose(a, b, atol=1e-6, rtol=1e-6)):
             raise Fail(BK_MOVES)
         return Verdict(True, "the output does not depend on b_K.")

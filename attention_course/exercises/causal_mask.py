@@ -1,10 +1,9 @@
 """causal_mask(T): 0 on and below the diagonal, -inf above."""
 import numpy as np
 
-from autograder.checks import (Call, Spec, Fail, Verdict, as_array, describe_value, matches_reference, provided,
+from autograder.checks import (Call, Fail, Spec, Verdict, as_array, describe_value, failed, matches_reference, provided,
                                returned, side_by_side)
 from autograder.exercise import Boundary, Exercise, MapWords
-from autograder.misconceptions import explain
 from ..worked_inputs import CAUSAL_MASK_3 as T3  # the mask the notebook shows for T = 3
 
 F = "causal_mask"
@@ -25,8 +24,8 @@ def _t3(outcomes, ref):
             mistake = "mask_wrong_direction"
         elif np.isneginf(np.diag(M)).all() and np.array_equal(np.triu(M, 1), np.triu(T3, 1)):
             mistake = "mask_wrong_direction"  # hides the diagonal as well as the future
-        text = (explain(mistake) + "\n" if mistake else "") + side_by_side(M, T3, "yours", "expected")
-        raise Fail("causal_mask(3) is wrong.\n" + text, mistake, heatmap=(_allowed(T3), _allowed(M)))
+        raise failed("causal_mask(3) is wrong.\n" + side_by_side(M, T3, "yours", "expected"), mistake,
+                     heatmap=(_allowed(T3), _allowed(M)))
     return Verdict(True, "causal_mask(3) is right.", heatmap=(_allowed(T3), _allowed(M)))
 
 

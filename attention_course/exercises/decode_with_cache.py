@@ -6,10 +6,9 @@ that makes a cache a cache, that a token added later cannot change an earlier ro
 """
 import numpy as np
 
-from autograder.checks import (Call, Fail, Spec, Verdict, as_array, leaves_inputs_unchanged,
+from autograder.checks import (Call, Fail, Spec, Verdict, as_array, failed, leaves_inputs_unchanged, led,
                                matches_reference, matches_worked, passed, returned)
 from autograder.exercise import Boundary, Exercise
-from autograder.misconceptions import explain
 from ..worked_inputs import CAT_SAT, W_K_CAT_SAT, W_Q_CAT_SAT, W_V_CAT_SAT
 
 F = "decode_with_cache"
@@ -35,13 +34,13 @@ def _future_blind(call, worked):
                            f"yours has {out.shape}.")
         changed = [t for t in range(T - 1) if not np.allclose(after[t], before[t], atol=1e-9, rtol=1e-9)]
         if changed:
-            raise Fail(explain("cache_sees_future") + f"\nchanging only the last token (position {T - 1}) changed "
-                       f"your rows {changed}.", "cache_sees_future")
+            raise failed(f"changing only the last token (position {T - 1}) changed your rows {changed}.",
+                         "cache_sees_future")
         try:  # zeros never change either: the check counts only for the right rows
             passed(worked(outcomes[:1], ref))
         except Fail as f:
-            raise Fail("no earlier row changes when the last token does, but this check counts once the rows are "
-                       "right too, and they are not:\n" + f.verdict.message, f.verdict.misconception) from None
+            raise led("no earlier row changes when the last token does, but this check counts once the rows are "
+                      "right too, and they are not:", f.verdict) from None
         return Verdict(True, "earlier rows do not change when a later token does.")
     return judge
 

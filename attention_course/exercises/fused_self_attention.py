@@ -1,10 +1,9 @@
 """fused_self_attention(X, W_qkv, scale): one projection, split [Q | K | V], no mask."""
 import numpy as np
 
-from autograder.checks import (Call, Fail, Spec, Verdict, as_array, each, expect_close,
-                               leaves_inputs_unchanged, matches_reference, matches_worked, provided, raised, returned)
+from autograder.checks import (Call, Spec, Verdict, as_array, each, expect_close, failed, leaves_inputs_unchanged,
+                               matches_reference, matches_worked, provided, raised, returned)
 from autograder.exercise import Boundary, Exercise
-from autograder.misconceptions import explain
 
 F = "fused_self_attention"
 TARGETS = [1, 2, 1]  # the token each token attends to in the sharp example
@@ -37,7 +36,7 @@ def _sharp(call, expected):
             mistake = "values_not_projected" if got.shape == X.shape and np.allclose(got, X[TARGETS]) else None
             text = (f"with a sharp head (tokens 0, 1, 2 attend to 1, 2, 1) on X of shape {X.shape}, the output "
                     f"should be (T, h) = {expected.shape}, one value row per token; yours has shape {got.shape}.")
-            raise Fail((explain(mistake) + "\n" if mistake else "") + text, mistake)
+            raise failed(text, mistake)
         expect_close(got, expected, F, "output of a sharp head (tokens 0, 1, 2 copy the values of 1, 2, 1)", X)
         return Verdict(True, "a sharp head copies each token's target value.")
     return judge
@@ -55,9 +54,8 @@ def _uniform_keys(call, why="W_K = 0"):
         got = as_array(returned(outcomes[0], F), F, "the output")
         if got.shape == raw_mean.shape and np.isfinite(got).all() and np.allclose(got, raw_mean, atol=1e-6):
             # Uniform weights blend the mean of whatever is blended: here, X itself.
-            raise Fail(explain("values_not_projected") + f"\nWith {why} your output is the mean of X's rows, "
-                       f"shape {got.shape}; it should be the mean of the values X @ W_V, shape {expected.shape}.",
-                       "values_not_projected")
+            raise failed(f"With {why} your output is the mean of X's rows, shape {got.shape}; it should be the "
+                         f"mean of the values X @ W_V, shape {expected.shape}.", "values_not_projected")
         expect_close(got, expected, F, f"output when {why} (every row: the mean value)", X)
         return Verdict(True, f"with {why} every token gets the mean of the values.")
     return judge

@@ -13,9 +13,8 @@ any other, spread how far any other visible value puts a wrong token above the r
 """
 import numpy as np
 
-from autograder.checks import Call, Fail, Spec, Verdict, as_array, parts, returned
+from autograder.checks import Call, Fail, Spec, Verdict, as_array, failed, parts, returned
 from autograder.exercise import Boundary, Exercise
-from autograder.misconceptions import explain
 from ..worked_inputs import INDUCTION_TOKENS, INDUCTION_VOCAB
 
 F = "induction_heads"
@@ -68,7 +67,7 @@ def _wrong(n_vocab, T, W_K2, tokens, predictions, heatmap=None):
             f"{SHARE:.0%}); at position {t} (token {int(tokens[t])}) it predicts {int(predictions[t])}, and the "
             f"next token is {int(tokens[t + 1])}.")
     mistake = "induction_keyed_on_token" if _keyed_on_token(W_K2, n_vocab, T) else None
-    raise Fail((explain(mistake) + "\n" if mistake else "") + text, mistake, heatmap)
+    raise failed(text, mistake, heatmap=heatmap)
 
 
 def _by_margins(n_vocab, tokens):
@@ -106,10 +105,9 @@ def _by_margins(n_vocab, tokens):
             spread = max(0.0, float((V2[: t + 1] - V2[: t + 1, right : right + 1]).max()))
             if not w * gap > (1 - w) * spread:
                 mistake = "induction_keyed_on_token" if _keyed_on_token(W_K2, n_vocab, T) else None
-                raise Fail((explain(mistake) + "\n" if mistake else "")
-                           + f"at position {t} (token {tokens[t]}) layer 2 should attend to position {target}, "
-                           f"right after the earlier {tokens[t]}, and copy its token {right}; it puts {w:.3f} of "
-                           f"its weight there.", mistake)
+                raise failed(f"at position {t} (token {tokens[t]}) layer 2 should attend to position {target}, "
+                             f"right after the earlier {tokens[t]}, and copy its token {right}; it puts {w:.3f} of "
+                             f"its weight there.", mistake)
         return Verdict(True, f"both layers point the right way on {list(map(int, tokens))}.")
     return judge
 

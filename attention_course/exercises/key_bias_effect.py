@@ -3,9 +3,10 @@ without positions (nothing, problem set 2's lesson) and under rotary positions (
 import numpy as np
 
 from autograder import worked_examples
-from autograder.checks import Call, Fail, Spec, Verdict, describe_value, leaves_inputs_unchanged, returned, tolerance
+from autograder.checks import (Call, Fail, Spec, Verdict, describe_value, failed, leaves_inputs_unchanged, returned,
+                               tolerance)
 from autograder.exercise import Boundary, Exercise
-from autograder.misconceptions import context, diagnose, explain
+from autograder.misconceptions import context, diagnose
 from ..worked_inputs import BIAS_B_K, BIAS_K, BIAS_Q
 
 F = "key_bias_effect"
@@ -29,9 +30,7 @@ def _compare(call, got, want, named):
     mistake = named(got)
     text = (f"{F} returned plain = {got[0]:.6g}, rotated = {got[1]:.6g}; expected plain = {want[0]:.3g} "
             f"(0 up to rounding) and rotated = {want[1]:.6g}.")
-    if mistake:
-        text = explain(mistake, func=F, **context(call)) + "\n" + text
-    raise Fail(text, mistake)
+    raise failed(text, mistake, func=F, numbers=context(call))
 
 
 def _worked(call):

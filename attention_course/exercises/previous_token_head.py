@@ -19,9 +19,8 @@ the one-hot tokens, so the visible check asks that sum to be within 0.01.
 """
 import numpy as np
 
-from autograder.checks import Call, Spec, Fail, Verdict, as_array, parts, provided, returned
+from autograder.checks import Call, Fail, Spec, Verdict, as_array, failed, parts, provided, returned
 from autograder.exercise import Boundary, Exercise
-from autograder.misconceptions import explain
 from ..worked_inputs import PREVIOUS_TOKEN_VOCAB, PREVIOUS_TOKENS
 
 F = "previous_token_head"
@@ -51,15 +50,13 @@ def _weights_fail(T, position, on_prev, on_self, prev_is_largest, heatmap=None):
     text = (f"position {position} puts weight {on_prev:.3f} on position {position - 1} "
             f"(needs at least {BAR_WEIGHT}) and {on_self:.3f} on itself.")
     mistake = "attends_to_self" if on_self >= 0.5 else None
-    if mistake:
-        text = explain(mistake) + "\n" + text
-    elif prev_is_largest:
+    if not mistake and prev_is_largest:
         text += (f" The head points the right way (position {position - 1} has the row's largest score) but "
                  f"is not sharp enough: raise the gain. The scores are divided by sqrt(T) = {np.sqrt(T):.3g}, "
                  f"and position {position} has {position} other position{'s' if position > 1 else ''} to outweigh: "
                  f"aim for a weight of "
                  f"{AIM}, e^(gain / sqrt(T)) >= {round(1 / (1 - AIM) - 1)} (T - 1).")
-    raise Fail(text, mistake, heatmap)
+    raise failed(text, mistake, heatmap=heatmap)
 
 
 def _output_fail(position, error, leak, values_off, heatmap=None):

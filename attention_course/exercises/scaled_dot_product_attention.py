@@ -2,10 +2,9 @@
 import numpy as np
 
 from autograder import worked_examples
-from autograder.checks import (Call, Fail, Spec, Verdict, as_array, expect_close, first_of,
+from autograder.checks import (Call, Fail, Spec, Verdict, as_array, expect_close, failed, first_of,
                                leaves_inputs_unchanged, matches_reference, matches_worked, parts, returned)
 from autograder.exercise import Boundary, Exercise
-from autograder.misconceptions import explain
 from ..worked_inputs import CAUSAL_MASK_3, K_CAT_SAT, Q_CAT_SAT, V_CAT_SAT, WARM_JACKET_KEYS, WARM_QUERY
 
 F = "scaled_dot_product_attention"
@@ -63,9 +62,8 @@ def _shapes(call):
             if (weights.shape == want_w and out.shape == Q.shape[:-1] + K.shape[-1:]
                     and np.isfinite(out).all() and np.allclose(out, weights @ K, atol=1e-6)):
                 mistake = "values_not_projected"  # blended the keys: d_k wide, not d_v
-            raise Fail((explain(mistake) + "\n" if mistake else "")
-                       + f"with Q {Q.shape}, K {K.shape}, V {V.shape} expected weights {want_w} and "
-                       f"out {want_o}; got {weights.shape} and {out.shape}.", mistake)
+            raise failed(f"with Q {Q.shape}, K {K.shape}, V {V.shape} expected weights {want_w} and "
+                         f"out {want_o}; got {weights.shape} and {out.shape}.", mistake)
         finite = bool(np.isfinite(weights).all() and np.isfinite(out).all())
         if not (finite and np.allclose(weights.sum(-1), 1.0, atol=1e-5, rtol=0)):
             wrong_axis = finite and bool(np.allclose(weights.sum(-2), 1.0, atol=1e-5, rtol=0))
@@ -85,9 +83,7 @@ def _shapes(call):
                            "missing_scale" if np.isclose(used, 1.0, rtol=1e-6) else None)
             text = (f"your weights are not softmax(Q K^T / sqrt(d_k)) with d_k = {d_k}: in each row the log-ratio "
                     "of two keys' weights should be the difference of their scores times 1/sqrt(d_k).")
-            if mistake:
-                text = explain(mistake, d_k=d_k) + "\n" + text
-            raise Fail(text, mistake)
+            raise failed(text, mistake, numbers={"d_k": d_k})
         expect_close(out, weights @ V, F, "output (should be weights @ V)", Q, K, V)
         return Verdict(True, "shapes are right, every row of weights sums to 1, and the weights are softmax "
                              "of the scaled scores.")

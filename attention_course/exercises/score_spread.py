@@ -3,9 +3,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from autograder.checks import Call, Fail, Spec, Verdict, all_of, describe_value, each, provided, returned
+from autograder.checks import Call, Fail, Spec, Verdict, all_of, describe_value, each, failed, provided, returned
 from autograder.exercise import Boundary, Exercise
-from autograder.misconceptions import explain
 from autograder.wire import Rng
 from ..worked_inputs import SCORE_SPREAD
 
@@ -90,10 +89,8 @@ def _top(d, scaled):
                 if _near(_statistics(fn, d, 8)[2], got, tol(n_rows)):
                     mistake = mistake_id
                     break
-        text = f"at d = {d} with 8 keys, {name} should be about {expected:.3f}; yours is {got:.3f}."
-        if mistake:
-            text = explain(mistake, func=F, d_k=d) + "\n" + text
-        raise Fail(text, mistake)
+        raise failed(f"at d = {d} with 8 keys, {name} should be about {expected:.3f}; yours is {got:.3f}.", mistake,
+                     func=F, numbers={"d_k": d})
     return judge
 
 
@@ -116,9 +113,9 @@ def _own_keys(outcomes, ref):
                    f"1.0; yours are {', '.join(f'{t:.3g}' for t in tops[:4])}, ...")
     off = [s for s in stds if not _near(s, 1.0, rel)]
     if off:
-        raise Fail(explain("keys_shared", func=F) + f"\nwith d = 1 and one key per query, {OWN_KEYS_ROWS} rows "
-                   f"give a std within {rel:.0%} of 1 for every seed; yours, for {OWN_KEYS_CALLS} seeds, are "
-                   f"{', '.join(f'{s:.3f}' for s in stds)}.", "keys_shared")
+        raise failed(f"with d = 1 and one key per query, {OWN_KEYS_ROWS} rows give a std within {rel:.0%} of 1 for "
+                     f"every seed; yours, for {OWN_KEYS_CALLS} seeds, are {', '.join(f'{s:.3f}' for s in stds)}.",
+                     "keys_shared", func=F)
     return Verdict(True, "each query draws its own keys.")
 
 
@@ -135,11 +132,11 @@ def _reproducible(outcomes, ref):
         raise Fail(f"score_spread returned {first.round(4).tolist()} whatever the seed and the number of rows: "
                    "it should measure its numbers on draws from rng.")
     if not np.allclose(first, again, rtol=1e-12, atol=0):
-        raise Fail(explain("rng_ignored", func=F) + f"\nthe same seed gave {first.round(4).tolist()} and then "
-                   f"{again.round(4).tolist()}.", "rng_ignored")
+        raise failed(f"the same seed gave {first.round(4).tolist()} and then {again.round(4).tolist()}.",
+                     "rng_ignored", func=F)
     if np.allclose(first, other, rtol=1e-9, atol=0):
-        raise Fail(explain("rng_ignored", func=F) + f"\ntwo different seeds gave the same numbers, "
-                   f"{first.round(4).tolist()}.", "rng_ignored")
+        raise failed(f"two different seeds gave the same numbers, {first.round(4).tolist()}.", "rng_ignored",
+                     func=F)
     return Verdict(True, "the same seed gives the same numbers, another seed others.")
 
 

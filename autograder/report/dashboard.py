@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import importlib.metadata
-import re
 import statistics
 import subprocess
 from collections import Counter
@@ -27,7 +26,7 @@ from urllib.parse import quote
 import numpy as np
 
 from ..class_results import BatchSummary, Failure, StudentRow, results_path
-from ..misconceptions import explain, known, label
+from ..misconceptions import Audience, explain, known, label
 from ..names import file_stem, one_line, readable
 from ..results import NO_RESULT_KINDS, Results, from_json, write_atomic
 from .feedback import ABOUT_CODE, by_exercise, figure, heatmap_svg, markdown, nothing_ran, page, plain, why_nothing_ran
@@ -63,25 +62,13 @@ def summary_text(summary: BatchSummary) -> str:
 
 # ---------------------------------------------------------------- words about the student
 
-_IMPERATIVE = re.compile(r"^(Subtract|Multiply|Use|Take|Add|Look|Replace|Work|Keep|Divide|Apply|Split)\b")
-
-
-def about_student(text: str) -> str:
-    """An explanation written to the student ("your weights", "Subtract ...") rewritten about
-    them, for the instructor: "the student's weights", "The fix: subtract ..."."""
-    text = re.sub(r"\bYour\b", "The student's", text)
-    text = re.sub(r"\byour\b", "the student's", text)
-    text = re.sub(r"\bYou\b", "The student", text)
-    text = re.sub(r"\byou\b", "the student", text)
-    sentences = re.split(r"(?<=[.!?])\s+", text)
-    return " ".join(f"The fix: {s[0].lower()}{s[1:]}" if _IMPERATIVE.match(s) else s for s in sentences)
-
-
 def mistake_meaning(mistake: str, exercise: str) -> str:
+    """A mistake explained about the student: the course's template in the instructor's words
+    (misconceptions.WORDS), the engine's own outcomes in WHAT_IT_MEANS's."""
     if mistake in WHAT_IT_MEANS:
         return "The student " + WHAT_IT_MEANS[mistake]
     if known(mistake):
-        return about_student(explain(mistake, func=exercise))
+        return explain(mistake, Audience.INSTRUCTOR, func=exercise)
     return ""
 
 

@@ -21,7 +21,7 @@ from ..assignments import exercise as declaration
 from ..exercise import MapWords
 from ..misconceptions import explain, label
 from ..names import readable
-from ..results import NO_RESULT_KINDS, Comparison, Kind, Results, TestResult
+from ..results import NO_RESULT_KINDS, CellEnd, CellProblem, Comparison, Kind, Results, TestResult
 
 ABOUT_CODE = ("not_implemented", "timeout", "crashed")  # outcomes, not misunderstandings
 
@@ -238,13 +238,10 @@ def exercise_findings(exercise: str, tests: list[TestResult]) -> tuple[list[tupl
     return [(m, quoted.get(m) or explain(m, func=exercise)) for m in mistakes], details
 
 
-RESTARTED = re.compile(r"\n*--- restarted after [^\n]*---\n")  # the sandbox's marker (sandbox/handle.py)
-
-
-def printed_once(text: str) -> tuple[str, bool]:
-    """What the code printed, with what the cells printed again after a restart (they run
-    from the top once more) shown once; and whether anything was left out."""
-    segments = RESTARTED.split(text)
+def printed_once(segments: list[str]) -> tuple[str, bool]:
+    """What the code printed (``segments``: each process's, Results.printed_parts), with what
+    the cells printed again after a restart (they run from the top once more) shown once; and
+    whether anything was left out."""
     shown = segments[0]
     for seg in segments[1:]:
         if seg.startswith(shown):
@@ -303,23 +300,21 @@ def fix_line(exercise: str, tests: list[TestResult], diagnoses: list[tuple[str, 
 
 # ---------------------------------------------------------------- the page
 
-# The sandbox's words for a cell that raised or hung (sandbox/handle.py), after its label.
-_CELL_PROBLEM = re.compile(r"cell \d+ (raised (.{12,}?)|ran past the [\d.]+ s time limit)( and was skipped)?$")
-
-
-def related(problem: str, groups: dict[str, list[TestResult]]) -> str:
+def related(problem: CellProblem | None, groups: dict[str, list[TestResult]]) -> str:
     """The exercise a cell's problem belongs with, when the results show it: the same error
-    raised by an exercise's function, or the one exercise that also ran out of time."""
-    m = _CELL_PROBLEM.search(problem)
-    if not m:
+    raised by an exercise's function (its first characters: the inputs may differ), or the
+    one exercise that also ran out of time."""
+    if problem is None:
         return ""
-    if m.group(2):
-        msg = m.group(2)[:60]
+    if problem.ending is CellEnd.RAISED:
+        start = problem.message[:60]
         hits = [e for e, ts in groups.items()
-                if any(t.kind is Kind.RAISED and t.finding.error.startswith(msg) for t in ts)]
+                if any(t.kind is Kind.RAISED and start and t.finding.error.startswith(start) for t in ts)]
         return f" (the error {hits[0]} raises: see {hits[0]} below)" if len(hits) == 1 else ""
-    hung = [e for e, ts in groups.items() if any(t.misconception == "timeout" for t in ts)]
-    return f" ({hung[0]} also ran past the time limit: see {hung[0]} below)" if len(hung) == 1 else ""
+    if problem.ending is CellEnd.TIMEOUT:
+        hung = [e for e, ts in groups.items() if any(t.kind is Kind.TIMEOUT for t in ts)]
+        return f" ({hung[0]} also ran past the time limit: see {hung[0]} below)" if len(hung) == 1 else ""
+    return ""
 
 
 def detail_html(said: Said) -> str:
@@ -371,7 +366,9 @@ def feedback_html(student: str, assignment: str, results: Results) -> str:
     verdict.append("</section>")
     body += verdict
     if problems and not common:
-        lines = "".join(f"<li>{markdown(plain(line))}{escape(related(line, groups))}</li>" for line in problems)
+        cells = {p.line(): p for p in results.cell_problems}  # the typed problem behind a line, where one is
+        lines = "".join(f"<li>{markdown(plain(line))}{escape(related(cells.get(line), groups))}</li>"
+                        for line in problems)
         body.append(f"<h2>About your submission</h2><ul>{lines}</ul>")
 
     for e, ts in groups.items():
@@ -400,7 +397,7 @@ def feedback_html(student: str, assignment: str, results: Results) -> str:
         body.append(f"<ul class='checks'>{''.join(items)}</ul></section>")
 
     if printed.strip():
-        once, again = printed_once(printed)
+        once, again = printed_once(results.printed_parts())
         note = " (shown once, though the cells ran again after a restart)" if again else ""
         body.append(f"<details><summary>What your code printed{escape(note)}</summary>"
                     f"<pre>{escape(once)}</pre></details>")

@@ -139,16 +139,17 @@ def run(cells, exercises, start_exercise, skip, result_fd):
             exec(marshal.loads(code) if isinstance(code, bytes) else compile(code, f"<cell {i + 1}>", "exec"),
                  module.__dict__)
         except BaseException as e:  # noqa: BLE001 - sys.exit and Ctrl-C in a cell too
-            report(Kind.PROBLEM, f"{i}:{one_line(e)}".encode(errors="backslashreplace"))  # a lone surrogate too
+            report(Kind.PROBLEM, wire.encode({"cell": i, "error": _line(type(e).__name__, MAX_NAME),
+                                              "message": one_line(e)}))
     for k in range(start_exercise, len(exercises)):
         name, calls = exercises[k]
         report(Kind.EXERCISE, str(k).encode())
-        outcomes = [call_one(module.__dict__.get(f), f, args, kwargs, echo) for f, args, kwargs, echo in calls]
+        outcomes = [call_one(module.__dict__.get(f), args, kwargs, echo) for f, args, kwargs, echo in calls]
         report(Kind.RESULT, wire.encode(outcomes))
     report(Kind.DONE)
 
 
-def call_one(func, func_name, args, kwargs, echo=False) -> dict:
+def call_one(func, args, kwargs, echo=False) -> dict:
     """Call one function on private copies of the inputs; report its value or its error.
 
     With ``echo``, the copies come back too, as the function left them: whether it changed
@@ -159,8 +160,8 @@ def call_one(func, func_name, args, kwargs, echo=False) -> dict:
 
     import numpy as np
 
-    if not callable(func):
-        return {"error": "NameError", "message": f"no function named {func_name} was defined"}
+    if not callable(func):  # a field of its own: no message a function raises can read as this
+        return {"undefined": True}
     copy = lambda v: np.array(v, copy=True) if isinstance(v, np.ndarray) else v  # noqa: E731
     args = tuple(copy(a) for a in wire.materialize(args))
     kwargs = {k: copy(v) for k, v in wire.materialize(kwargs).items()}

@@ -12,7 +12,9 @@ The frames a child sends, in this order (handle.py's ``_attempt`` enforces the o
     SETUP_FAILED                  the reason, UTF-8 text, instead of SETUP_OK
     then, after the grader's PLAN and JOB frames:
     ( CELL [PROBLEM] )*           CELL: the cell's index, ASCII digits (``index``);
-                                  PROBLEM: "<index>:<one line>" of the same cell (``problem``)
+                                  PROBLEM: what the same cell raised, a wire.py frame
+                                  {"cell": <index>, "error": <name>, "message": <line>}
+                                  (``problem``)
     ( EXERCISE RESULT )*          EXERCISE: an exercise's index, at least the plan's start
                                   and below the job's count; RESULT: that exercise's outcomes
                                   (``result``)
@@ -24,6 +26,7 @@ job's order, each one of the dicts ``child.call_one`` builds and nothing else:
     {"value": <value>, "seconds": <float>}                      it returned
     {"value": <value>, "seconds": <float>, "inputs_after": [..]} it returned, inputs echoed
     {"error": <name>, "message": <line>[, "where": <place>]}    it raised
+    {"undefined": true}                                         no function of that name
 
 with every field of its type and size (``_FIELDS``). A RESULT that does not parse as a
 list of records is the exercise's malformed outcome (``Malformed``); a record that does
@@ -59,6 +62,7 @@ class Malformed(ValueError):
 class Ending(enum.Enum):
     RETURNED = "returned"
     RAISED = "raised"
+    UNDEFINED = "undefined"  # the submission defines no function of the name asked for
     MALFORMED = "malformed"  # the child's record of the call did not parse
 
 
@@ -69,7 +73,8 @@ class CallOutcome:
     NpInt, Opaque; never wire.Malformed), ``seconds``, and ``inputs_after`` when the call
     echoed its inputs (each an array, or an Opaque for one the function turned into
     something else). RAISED: the exception's class name ``error``, its ``message`` and
-    ``where`` in the submission. MALFORMED: ``message`` says what was wrong."""
+    ``where`` in the submission. UNDEFINED: no other field. MALFORMED: ``message`` says what
+    was wrong."""
     ending: Ending
     value: Any = None
     seconds: float = 0.0
@@ -87,14 +92,12 @@ class CallOutcome:
         return cls(Ending.RAISED, error=error, message=message, where=where)
 
     @classmethod
+    def undefined(cls) -> "CallOutcome":
+        return cls(Ending.UNDEFINED)
+
+    @classmethod
     def malformed(cls, why: str) -> "CallOutcome":
         return cls(Ending.MALFORMED, message=why)
-
-    @property
-    def undefined(self) -> bool:
-        """The function was not defined at all (call_one's NameError of its own)."""
-        return self.ending is Ending.RAISED and self.error == "NameError" and self.message.startswith(
-            "no function named")
 
 
 # ---------------------------------------------------------------- the small frames
@@ -109,16 +112,32 @@ def index(payload: bytes, bound: int) -> int:
     return i
 
 
-def problem(payload: bytes) -> tuple[int, str]:
-    """PROBLEM's payload: the cell's index and what it raised, one line of UTF-8."""
-    head, colon, text = payload.partition(b":")
-    if not colon:
-        raise Malformed("a problem without its cell")
-    return index(head, 1 << 30), line(text)
+@dataclass(frozen=True)
+class CellRaised:
+    """A PROBLEM frame: the cell that raised, the exception's class name and the exception
+    as one line ("ValueError: bad shapes")."""
+    cell: int
+    error: str
+    message: str
+
+
+def problem(payload: bytes) -> CellRaised:
+    """PROBLEM's payload: a wire frame of one record, checked field by field (``_PROBLEM``)."""
+    try:
+        doc = wire.decode(payload)
+    except Exception as e:  # noqa: BLE001 - untrusted bytes: whatever fails, the frame is not one
+        raise Malformed(f"a problem that is not a frame of the grader's wire format ({type(e).__name__})") from None
+    if type(doc) is not dict or frozenset(doc) != frozenset(_PROBLEM):
+        raise Malformed(f"{_what(doc)} where a cell's problem belongs")
+    for key, check in _PROBLEM.items():
+        why = check(doc[key])
+        if why:
+            raise Malformed(f"a problem's {key!r} that is {why}")
+    return CellRaised(doc["cell"], doc["error"], doc["message"])
 
 
 def line(payload: bytes) -> str:
-    """A line of text (PROBLEM's, SETUP_FAILED's): UTF-8 of at most MAX_LINE characters."""
+    """A line of text (SETUP_FAILED's): UTF-8 of at most MAX_LINE characters."""
     try:
         text = payload.decode()
     except UnicodeDecodeError:
@@ -160,6 +179,8 @@ def record(doc) -> CallOutcome:
         why = _FIELDS[key](doc[key])
         if why:
             return CallOutcome.malformed(f"a call's {key!r} that is {why}")
+    if shape is Ending.UNDEFINED:
+        return CallOutcome.undefined()
     if shape is Ending.RAISED:
         return CallOutcome.raised(doc["error"], doc["message"], doc.get("where", ""))
     after = doc.get("inputs_after")
@@ -208,6 +229,16 @@ def _value(x) -> str:
     return f"not plain data ({bad.why})" if bad else ""
 
 
+def _true(x) -> str:
+    return "" if x is True else f"{_what(x)}, not true"
+
+
+def _cell(x) -> str:
+    if type(x) is not int or not 0 <= x < 1 << 30:
+        return f"{_what(x)}, not a cell's index"
+    return ""
+
+
 def _inputs(x) -> str:
     if type(x) is not list or not all(isinstance(a, (np.ndarray, wire.Opaque)) for a in x):
         return f"{_what(x)}, not a list of arrays"
@@ -215,11 +246,14 @@ def _inputs(x) -> str:
 
 
 _FIELDS = {"value": _value, "seconds": _seconds, "inputs_after": _inputs,
-           "error": _text(MAX_NAME), "message": _text(MAX_LINE), "where": _text(MAX_WHERE)}
+           "error": _text(MAX_NAME), "message": _text(MAX_LINE), "where": _text(MAX_WHERE),
+           "undefined": _true}
+_PROBLEM = {"cell": _cell, "error": _text(MAX_NAME), "message": _text(MAX_LINE)}
 _SHAPES = {frozenset({"value", "seconds"}): Ending.RETURNED,
            frozenset({"value", "seconds", "inputs_after"}): Ending.RETURNED,
            frozenset({"error", "message"}): Ending.RAISED,
-           frozenset({"error", "message", "where"}): Ending.RAISED}
+           frozenset({"error", "message", "where"}): Ending.RAISED,
+           frozenset({"undefined"}): Ending.UNDEFINED}
 
 
 def _find_malformed(x) -> wire.Malformed | None:

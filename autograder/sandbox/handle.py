@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from ..crashes import NO_RESULT, REFUSES_SIGNALS, UNTRUSTED, Ended, Whose, clause, whose
 from ..errors import GraderError
+from ..results import CellEnd, CellProblem
 from .limits import Limits
 from . import usage
 from .protocol import Kind, ProtocolError, Reader, Stopped, Timeout, send
@@ -87,9 +88,22 @@ class ExerciseRun:
 @dataclass
 class SandboxResult:
     exercises: dict[str, ExerciseRun]
-    cell_problems: list[tuple[int, str]]  # (cell index, what happened): raised, hung, skipped
-    output: str  # the submission's own stdout and stderr, truncated
+    cell_problems: list[CellProblem]  # the cells that raised, or hung or crashed and were skipped, in order
+    # The submission's own stdout and stderr, one text per child that ran its code, in order:
+    # after a cell or exercise hung or crashed, a fresh child runs the cells again from the
+    # top. The empty ones left out; together the last ``Limits.output`` characters.
+    outputs: tuple[str, ...]
     seconds: float
+
+    def __post_init__(self):
+        if not (isinstance(self.outputs, tuple) and all(isinstance(o, str) for o in self.outputs)):
+            raise TypeError("a SandboxResult's outputs are a tuple of texts, one per child")
+
+    @property
+    def output(self) -> str:
+        """All it printed in one text, where each child began left out: for a reader that
+        asks only what was printed, never for one that shows it to a student."""
+        return "".join(self.outputs)
 
 
 @dataclass
@@ -447,10 +461,10 @@ class Sandbox:
                 self._release(c)
             if theirs:
                 outputs.append(out.text())
-        output = "\n--- restarted after a cell or exercise that hung or crashed ---\n".join(o for o in outputs if o)
         return SandboxResult(
             {names[k]: job.results.get(k, ExerciseRun("crashed", detail=NOT_REACHED)) for k in range(len(names))},
-            sorted(job.problems.items()), output[-self.limits.output:], time.monotonic() - started)
+            [job.problems[i] for i in sorted(job.problems)], last_characters(outputs, self.limits.output),
+            time.monotonic() - started)
 
     def _attempt(self, c: _Child, out: _Output, job: "_Job") -> None:
         """One child's run from ``job.next_ex``, recording into ``job`` as frames come. Raises
@@ -502,9 +516,10 @@ class Sandbox:
                             clock.step()
                             continue
                         if kind is Kind.PROBLEM and step and step[0] == "cell":
-                            i, _, msg = data.decode(errors="replace").partition(":")
-                            if int(i) == step[1]:
-                                job.problems[step[1]] = f"raised {msg[:300]}"
+                            raised = _problem(data)
+                            if raised.cell == step[1]:
+                                job.problems[step[1]] = CellProblem(step[1], CellEnd.RAISED, raised.error,
+                                                                    raised.message)
                                 continue
                         elif kind is Kind.EXERCISE:
                             k = _index(data, len(names))
@@ -595,7 +610,8 @@ class Sandbox:
                clause(ended))
         if what == "cell":
             job.skip.add(index)
-            job.problems[index] = f"{why} and was skipped"
+            ending = CellEnd.TIMEOUT if how in ("timeout", "budget") else CellEnd.ENDED
+            job.problems[index] = CellProblem(index, ending, message=why)
             return
         consequence = UNTRUSTED if how == "malformed" else NO_RESULT
         job.results[index] = ExerciseRun("timeout" if how in ("timeout", "budget") else "crashed",
@@ -632,8 +648,21 @@ class _Job:
     spent: float = 0.0  # of which its attempts used so far
     next_ex: int = 0
     skip: set[int] = field(default_factory=set)
-    problems: dict[int, str] = field(default_factory=dict)
+    problems: dict[int, CellProblem] = field(default_factory=dict)
     results: dict[int, ExerciseRun] = field(default_factory=dict)
+
+
+def last_characters(texts: list[str], limit: int) -> tuple[str, ...]:
+    """The last ``limit`` characters of ``texts`` taken together, still apart: the empty ones
+    left out, the first kept cut at its start where the limit falls inside it."""
+    kept: list[str] = []
+    for text in reversed(texts):
+        if limit <= 0:
+            break
+        if text:
+            kept.append(text[-limit:])
+            limit -= len(kept[-1])
+    return tuple(reversed(kept))
 
 
 def _said(e: Ended | None) -> str:
@@ -688,6 +717,12 @@ def _encode(value) -> bytes:
     from .. import wire
 
     return wire.encode(value)
+
+
+def _problem(data: bytes):
+    from . import frames
+
+    return frames.problem(data)
 
 
 def _index(data: bytes, bound: int) -> int:

@@ -5,7 +5,7 @@ its results pipe in this order, and the grader reads nothing else:
 
     SETUP_OK | SETUP_FAILED(reason)           once, when it has confined itself
     then, after the grader's PLAN and JOB frames:
-    ( CELL(i) [PROBLEM(i:message)] )*         each notebook cell it runs
+    ( CELL(i) [PROBLEM(what cell i raised)] )* each notebook cell it runs
     ( EXERCISE(k) RESULT(outcomes) )*         each exercise it calls, from PLAN's start on
     DONE
 

@@ -4,7 +4,7 @@ call (its ``numbers``) into the phrases the templates quote."""
 
 EXPLANATIONS = {
     "variance_unbiased": (
-        "Your variance divides by d - 1 (numpy's ddof=1, the unbiased estimate){d_txt}. Layer "
+        "{Your} variance divides by d - 1 (numpy's ddof=1, the unbiased estimate){d_txt}. Layer "
         "normalisation uses the biased variance, the plain mean of the squared deviations "
         "(x.var(axis=-1), ddof=0): it normalises this one token, it does not estimate a population."),
     "eps_outside_sqrt": (
