@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_grading_corpus import CORPUS, parse_header, scores_by_outcome, with_root  # noqa: E402
+from test_grading_corpus import CORPUS, parse_header, scores_by_outcome, with_root
 
-from autograder.grade import grade, hidden_paths  # noqa: E402
-from autograder.sandbox import Sandbox  # noqa: E402
+from autograder.grade import grade, hidden_paths
+from autograder.sandbox import Sandbox
 
 MISTAKE = re.compile(r"#\s*mistake:\s*(\S+)\s+(\S+)\s*")
 
