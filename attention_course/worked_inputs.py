@@ -63,6 +63,10 @@ WINTER_TOKENS = ("warm", "jacket", "for", "winter")
 WINTER_TYPES = _frozen([1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0])
 W_Q_WINTER = _frozen([0.0, 3.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0])
 W_K_WINTER = _frozen([1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0])
+# The same types with keys that announce the next type along (adjective -> noun -> neither ->
+# adjective): square and unsymmetric wiring, on which x @ W.T runs and gives other weights
+# than x @ W, and exchanging queries and keys gives others again.
+W_K_WINTER_CYCLED = _frozen([0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0])
 
 # Random tokens: T tokens of width d with N(0, 1) entries, `draws` sequences from `seed`.
 # The average weight of a token on itself, in the long run (many more draws than the demos'):

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable
 
-from . import reference
+from . import misconceptions, reference
 from .assignments import ASSIGNMENTS, exercise
 from .checks import Check, run_judge
 from .errors import GraderError
@@ -42,6 +42,9 @@ class Cell:
     failed: int  # students whose draw fails it (a visible check: all or none)
     named: int  # of those, the ones whose verdict names the mistake's id
     students: int
+    # The catalogued ids (not the engine's own outcomes, a crash say) that failing verdicts
+    # named instead: each a wrong diagnosis, since a mistake is named only by its own output.
+    misnamed: tuple[str, ...] = ()
 
     @property
     def mark(self) -> str:
@@ -77,6 +80,11 @@ class Row:
         return any(self.lost)
 
     @property
+    def misnamed(self) -> tuple[tuple[str, str], ...]:
+        """(check, id) for each check that named another catalogued mistake than this one."""
+        return tuple((c.title, m) for c in self.cells for m in c.misnamed)
+
+    @property
     def blind(self) -> bool:
         """Every visible check passes: a student learns of it from the grade alone, or (where
         nothing fails at all) not at all."""
@@ -100,6 +108,10 @@ class Matrix:
     @cached_property
     def unstable(self) -> tuple[Row, ...]:
         return tuple(r for r in self.rows if not r.stable)
+
+    @cached_property
+    def misnamed(self) -> tuple[Row, ...]:
+        return tuple(r for r in self.rows if r.misnamed)
 
     def for_mistake(self, name: str) -> tuple[Row, ...]:
         return tuple(r for r in self.rows if r.mistake == name)
@@ -162,8 +174,9 @@ def _row(entry, name: str, visible: list, hidden: list[list], students: int) -> 
         for k, (ok, _) in enumerate(verdicts):
             lost[k] += 0.0 if ok else spec.points
         failed = [named for ok, named in verdicts if not ok]
+        others = tuple(sorted({n for n in failed if n and n != entry.id and n not in misconceptions.OWN}))
         cells.append(Cell(spec.title, spec.visible, spec.points, len(failed),
-                          sum(named == entry.id for named in failed), students))
+                          sum(named == entry.id for named in failed), students, others))
     return Row(entry.name, entry.id, name, name != entry.func, entry.blind_reason(name), tuple(cells), tuple(lost))
 
 
@@ -177,7 +190,8 @@ def summary(matrix: Matrix) -> str:
     return (f"{len(matrix.rows)} (mistake, exercise) pairs over {matrix.students} students' draws: "
             f"{len(matrix.rows) - len(blind)} fail a visible check ({len(named)} name the mistake there); "
             f"{len(blind)} pass every visible check ({len(costly)} of them cost points, "
-            f"{len(excused)} declared visible_blind); {len(matrix.unstable)} lose points that depend on the draw.")
+            f"{len(excused)} declared visible_blind); {len(matrix.unstable)} lose points that depend on the draw; "
+            f"{len(matrix.misnamed)} are named as another mistake.")
 
 
 def text(matrix: Matrix) -> str:
@@ -195,6 +209,7 @@ def text(matrix: Matrix) -> str:
             label = r.mistake + (" (inherited)" if r.inherited else "")
             flags = ("  BLIND" + (f" (declared: {r.blind_reason})" if r.blind_reason else "")) if r.blind else ""
             flags += "  UNSTABLE" if not r.stable else ""
+            flags += "".join(f"  NAMED {m} (check {title!r})" for title, m in r.misnamed)
             lost = f"{min(r.lost):g}" if r.stable else f"{min(r.lost):g}..{max(r.lost):g}"
             out.append(f"  {label:<{width}}  " + " ".join(f"{c.mark:>4}" for c in r.cells) + f"   {lost:>4}{flags}")
         out.append("")
@@ -203,9 +218,9 @@ def text(matrix: Matrix) -> str:
 
 
 CSV_COLUMNS = ("mistake", "id", "exercise", "inherited", "check", "visible", "points", "failed", "named",
-               "students", "blind", "visible_blind")
+               "students", "misnamed", "blind", "visible_blind")
 
 
 def csv_rows(matrix: Matrix) -> list[tuple]:
     return [(r.mistake, r.id, r.exercise, r.inherited, c.title, c.visible, c.points, c.failed, c.named,
-             c.students, r.blind, r.blind_reason) for r in matrix.rows for c in r.cells]
+             c.students, " ".join(c.misnamed), r.blind, r.blind_reason) for r in matrix.rows for c in r.cells]

@@ -2,7 +2,7 @@
 
 Diagnosis is empirical: every mistake variant kept beside solutions/ (the right answer
 with one edit) runs on the same inputs as the student's code, in the grader's process;
-the first whose output matches the student's names the mistake.
+a mistake is named when its output, and no other mistake's, matches the student's.
 """
 from __future__ import annotations
 
@@ -86,8 +86,13 @@ def context(call) -> dict:
 
 
 def diagnose(ref, call, got: np.ndarray, pick, atol: float, rtol: float) -> str | None:
-    """The id of the first known mistake whose output on ``call`` matches ``got``."""
+    """The id of the known mistake whose output on ``call`` matches ``got``, when it is the only
+    one: an output that two different mistakes give cannot say which of them was made, so it
+    names neither. (A function's own entry and one it inherits may share an id: that is one.)"""
+    found: set[str] = set()
     for mistake, fn in ref.mistakes(call.func):
+        if mistake in found:
+            continue
         try:
             with np.errstate(all="ignore"):
                 candidate = np.asarray(pick(fn(*call.args, **call.kwargs)))
@@ -95,5 +100,5 @@ def diagnose(ref, call, got: np.ndarray, pick, atol: float, rtol: float) -> str 
             continue
         if candidate.shape == got.shape and np.allclose(
                 got.astype(np.float64), candidate.astype(np.float64), atol=atol, rtol=rtol, equal_nan=True):
-            return mistake
-    return None
+            found.add(mistake)
+    return found.pop() if len(found) == 1 else None

@@ -235,6 +235,14 @@ def test_each_mistakes_words_speak_to_the_student_and_about_them_to_the_instruct
         assert not re.search(r"\byou(r)?\b", about_them, re.I), about_them
 
 
+@pytest.mark.parametrize("mistake", CATALOGUE, ids=lambda m: m.name)
+def test_a_catalogued_mistake_is_never_named_as_another_one(matrix, mistake):
+    """A check names a mistake only by its output: another entry's id on this one's output is a
+    wrong diagnosis (an output two mistakes share names neither)."""
+    misnamed = {r.exercise: r.misnamed for r in _rows(matrix, mistake) if r.misnamed}
+    assert misnamed == {}, f"{mistake.name} is named as another mistake, by exercise and check: {misnamed}"
+
+
 @pytest.mark.parametrize("assignment,name", EXERCISES)
 def test_each_exercise_writes_its_contracts_domain_down_with_a_check_for_each_boundary(assignment, name):
     declared = exercise(name)

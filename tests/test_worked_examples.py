@@ -16,9 +16,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 EXERCISES = [name for names in ASSIGNMENTS.values() for name in names]
 CATALOGUE = load().catalogue
-# A mistake that cannot run on a visible example fails it as an error, named "crashed":
-# x @ W.T only runs where W is square, and the river-bank W_Q is 4 x 2.
-CRASHES_ON_THE_VISIBLE_EXAMPLE = {"weights_transposed:wired_attention"}
 
 
 from test_course_contract import same_value  # noqa: E402  (the table compares at a tolerance)
@@ -68,8 +65,7 @@ def test_every_catalogued_mistake_fails_a_visible_check(mistake):
 def test_every_catalogued_mistake_is_named_in_the_notebook(mistake):
     rows = selfcheck.run_visible(mistake.func, load().edited[mistake.name])
     named = {m for _, ok, _, m in rows if not ok}
-    expected = "crashed" if mistake.name in CRASHES_ON_THE_VISIBLE_EXAMPLE else mistake.id
-    assert expected in named
+    assert mistake.id in named
 
 
 def test_a_value_is_named_only_when_it_is_the_mistakes_output():

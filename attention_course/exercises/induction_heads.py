@@ -58,7 +58,20 @@ def _keyed_on_token(W_K2, n_vocab, T):
     return token_part > 0 and prev_part == 0
 
 
-def _wrong(n_vocab, T, W_K2, tokens, predictions, heatmap=None):
+def _values_read_prev(W_V2, n_vocab, T):
+    """Layer 2's values read prev and not the token slot: the catalogued mistake."""
+    token_part, prev_part = np.abs(W_V2[:n_vocab]).sum(), np.abs(W_V2[n_vocab + T:]).sum()
+    return prev_part > 0 and token_part == 0
+
+
+def _layer2_mistake(W_K2, W_V2, n_vocab, T):
+    """The catalogued mistake layer 2's matrices show, where exactly one does."""
+    found = [m for m, shown in (("induction_keyed_on_token", _keyed_on_token(W_K2, n_vocab, T)),
+                                ("induction_values_read_prev", _values_read_prev(W_V2, n_vocab, T))) if shown]
+    return found[0] if len(found) == 1 else None
+
+
+def _wrong(n_vocab, T, W_K2, W_V2, tokens, predictions, heatmap=None):
     ts = graded_positions(T)
     right = predictions[ts] == np.asarray(tokens)[ts + 1]
     t = int(ts[~right][0])
@@ -66,7 +79,7 @@ def _wrong(n_vocab, T, W_K2, tokens, predictions, heatmap=None):
             f"{int(right.sum())} of the {len(ts)} graded positions {int(ts[0])}..{int(ts[-1])} (needs "
             f"{SHARE:.0%}); at position {t} (token {int(tokens[t])}) it predicts {int(predictions[t])}, and the "
             f"next token is {int(tokens[t + 1])}.")
-    mistake = "induction_keyed_on_token" if _keyed_on_token(W_K2, n_vocab, T) else None
+    mistake = _layer2_mistake(W_K2, W_V2, n_vocab, T)
     raise failed(text, mistake, heatmap=heatmap)
 
 
@@ -104,10 +117,14 @@ def _by_margins(n_vocab, tokens):
             gap = V2[target, right] - np.delete(V2[target], right).max()
             spread = max(0.0, float((V2[: t + 1] - V2[: t + 1, right : right + 1]).max()))
             if not w * gap > (1 - w) * spread:
-                mistake = "induction_keyed_on_token" if _keyed_on_token(W_K2, n_vocab, T) else None
+                mistake = _layer2_mistake(W_K2, W_V2, n_vocab, T)
+                # Where the weight is there, what fails is the value: say so, never only the weight.
+                failing = (f"it puts only {w:.3f} of its weight there" if not w >= 0.99 else
+                           f"it puts {w:.3f} of its weight there, but position {target}'s value does not carry "
+                           f"token {right}: it puts token {right} {gap:.3f} above the best other token (needs "
+                           f"more than 0)")
                 raise failed(f"at position {t} (token {tokens[t]}) layer 2 should attend to position {target}, "
-                             f"right after the earlier {tokens[t]}, and copy its token {right}; it puts {w:.3f} of "
-                             f"its weight there.", mistake)
+                             f"right after the earlier {tokens[t]}, and copy its token {right}; {failing}.", mistake)
         return Verdict(True, f"both layers point the right way on {list(map(int, tokens))}.")
     return judge
 
@@ -136,7 +153,7 @@ def _by_running(n_vocab, T, sequences):
             out2, weights = _run(Ws, tokens, n_vocab, T, attend, mask)
             predictions = np.where(np.isfinite(out2).all(-1), out2.argmax(-1), -1)
             if not (predictions[ts] == tokens[ts + 1]).mean() >= SHARE:
-                _wrong(n_vocab, T, Ws[4], tokens, predictions, picture(tokens, weights))
+                _wrong(n_vocab, T, Ws[4], Ws[5], tokens, predictions, picture(tokens, weights))
         return Verdict(True, f"the model completes the repeated sequences (n_vocab = {n_vocab}, T = {T}).",
                        heatmap=picture(tokens, weights))
     return judge

@@ -96,7 +96,8 @@ def checks(rng):
 
 def _d_head(call):
     """Each head's d_k, for explanations: W_Q is (d, n_heads * d_head)."""
-    return {"d_k": call.args[1].shape[-1] // int(call.args[5]), "d_model": call.args[0].shape[-1]}
+    return {"d_k": call.args[1].shape[-1] // int(call.args[5]), "d_model": call.args[0].shape[-1],
+            "n_heads": int(call.args[5])}
 
 
 DOMAIN = (

@@ -45,18 +45,26 @@ def _matrices(outcome, n_vocab, T):
     return W_Q, W_K, W_V
 
 
-def _weights_fail(T, position, on_prev, on_self, prev_is_largest, heatmap=None):
-    """The words for a row whose weight on the previous position is under the bar."""
+def _looks_ahead(scaled):
+    """Before the mask, every row i < T - 1 has its largest score on position i + 1: a head
+    that asks for the next token (which the causal mask then hides)."""
+    T = len(scaled)
+    return T > 2 and all(np.isfinite(scaled[i]).all() and (scaled[i, i + 1] > np.delete(scaled[i], i + 1)).all()
+                         for i in range(1, T - 1))
+
+
+def _weights_fail(T, position, on_prev, on_self, prev_is_largest, heatmap=None, ahead=False):
+    """The words for a row whose weight on the previous position is under the bar. A mistake
+    is named by what the head does: most of the row on itself, the row's largest score on
+    i - 1 but too little weight (not sharp), or, before the mask, every largest score on i + 1."""
     text = (f"position {position} puts weight {on_prev:.3f} on position {position - 1} "
             f"(needs at least {BAR_WEIGHT}) and {on_self:.3f} on itself.")
-    mistake = "attends_to_self" if on_self >= 0.5 else None
-    if not mistake and prev_is_largest:
-        text += (f" The head points the right way (position {position - 1} has the row's largest score) but "
-                 f"is not sharp enough: raise the gain. The scores are divided by sqrt(T) = {np.sqrt(T):.3g}, "
-                 f"and position {position} has {position} other position{'s' if position > 1 else ''} to outweigh: "
-                 f"aim for a weight of "
-                 f"{AIM}, e^(gain / sqrt(T)) >= {round(1 / (1 - AIM) - 1)} (T - 1).")
-    raise failed(text, mistake, heatmap=heatmap)
+    mistake = ("attends_to_self" if on_self >= 0.5 else "head_not_sharp" if prev_is_largest
+               else "attends_to_next" if ahead else None)
+    if mistake == "head_not_sharp":
+        text += (f" Position {position} has {position} other position{'s' if position > 1 else ''} to outweigh: "
+                 f"aim for a weight of {AIM}, e^(gain / sqrt(T)) >= {round(1 / (1 - AIM) - 1)} (T - 1).")
+    raise failed(text, mistake, numbers={"T": T}, heatmap=heatmap)
 
 
 def _output_fail(position, error, leak, values_off, heatmap=None):
@@ -88,7 +96,8 @@ def _by_margins(n_vocab, T, tokens):
         if rows:
             on_prev = np.array([r[1] for r in rows])
             if not (on_prev >= BAR_WEIGHT).all():  # nan fails too
-                _weights_fail(T, *rows[int(np.argmin(np.where(np.isnan(on_prev), -np.inf, on_prev)))])
+                _weights_fail(T, *rows[int(np.argmin(np.where(np.isnan(on_prev), -np.inf, on_prev)))],
+                              ahead=_looks_ahead(scaled))
             # An output row is off by at most its leak plus values_off; ask that with a hair to
             # spare, so that a head exactly at the bar hears that it is at the edge.
             worst = int(np.argmin(on_prev))
@@ -118,7 +127,8 @@ def _by_running(n_vocab, T, sequences):
                 row = weights[worst, : worst + 1]
                 _weights_fail(T, worst, prev[worst - 1], weights[worst, worst],
                               bool(np.isfinite(row).all() and row.argmax() == worst - 1
-                                   and (row[worst - 1] > np.delete(row, worst - 1)).all()), picture)
+                                   and (row[worst - 1] > np.delete(row, worst - 1)).all()), picture,
+                              _looks_ahead((X @ W_Q) @ (X @ W_K).T))
             err = np.abs(out[1:] - np.eye(n_vocab)[tokens[:-1]]).max(axis=-1)
             if not (err <= BAR_OUTPUT).all():
                 worst = int(np.nanargmax(np.where(np.isnan(err), np.inf, err))) + 1
@@ -155,4 +165,9 @@ DOMAIN = (
              ("a single position (T = 1)", "random sequences", "a long sequence (T = 64)")),
 )
 
-EXERCISE = Exercise(F, "ps3", build=checks, domain=DOMAIN)
+def _T(call):
+    """T, for explanations: the scores are divided by sqrt(T)."""
+    return {"T": int(call.args[1])}
+
+
+EXERCISE = Exercise(F, "ps3", build=checks, numbers=_T, domain=DOMAIN)

@@ -65,8 +65,11 @@ def _std(d):
         std, _, _ = _three_floats(outcomes[0])
         if not _near(std, np.sqrt(d), rel * np.sqrt(d)):
             hint = " That is close to d: you may have returned the variance." if _near(std, d, 0.1 * d) else ""
-            raise Fail(f"at d = {d} the scores' standard deviation should be about sqrt(d) = "
-                       f"{np.sqrt(d):.3g}; yours is {std:.4g}.{hint}")
+            # About 1, within the same statistical margin, at a width where sqrt(d) is not 1: the
+            # spread of the scaled scores, however they were drawn.
+            mistake = "spread_of_scaled_scores" if d > 1 and _near(std, 1.0, rel) else None
+            raise failed(f"at d = {d} the scores' standard deviation should be about sqrt(d) = "
+                         f"{np.sqrt(d):.3g}; yours is {std:.4g}.{hint}", mistake, func=F)
         return Verdict(True, f"the scores spread like sqrt(d) at d = {d}.")
     return judge
 

@@ -41,4 +41,9 @@ DOMAIN = (
              ("the table for T = 3, d = 4", "rejects an odd d", "rejects sizes that are not positive")),
 )
 
-EXERCISE = Exercise(F, "ps4", build=checks, domain=DOMAIN)
+def _d(call):
+    """d, for explanations: the exponent is 2i/d."""
+    return {"d": int(call.args[1])}
+
+
+EXERCISE = Exercise(F, "ps4", build=checks, numbers=_d, domain=DOMAIN)

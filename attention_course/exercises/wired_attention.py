@@ -4,7 +4,7 @@ import numpy as np
 from autograder.checks import (Call, Spec, Verdict, expect_close, first_of, matches_reference, matches_worked, parts,
                                provided, returned, leaves_inputs_unchanged)
 from autograder.exercise import Boundary, Exercise
-from ..worked_inputs import RIVER_BANK, W_K_RIVER, W_Q_RIVER
+from ..worked_inputs import RIVER_BANK, W_K_RIVER, W_K_WINTER_CYCLED, W_Q_RIVER, W_Q_WINTER, WINTER_TYPES
 from autograder import worked_examples
 
 F = "wired_attention"
@@ -27,6 +27,9 @@ def checks(rng):
     # the rows of "the" and "river" peak at 38 and 10, which one shift for the whole array
     # (by 1222) underflows to 0/0.
     c_loud = Call(F, (RIVER_BANK * np.array([[1.0], [1.0], [40.0]]), W_Q_RIVER, W_K_RIVER))
+    # Square, unsymmetric wiring (d = d_k = 3): W.T runs here, where the river bank's 4 x 2 W_Q
+    # cannot, so a transposed projection gives other weights instead of an error.
+    c_winter = Call(F, (WINTER_TYPES, W_Q_WINTER, W_K_WINTER_CYCLED))
     d, d_k = 6, 3
     X = rng.standard_normal((5, d))
     c_x = Call(F, (X, rng.standard_normal((d, d_k)), rng.standard_normal((d, d_k))))
@@ -40,6 +43,9 @@ def checks(rng):
         Spec("the hand-wired river-bank example", 2, visible=True).bind((c_bank,), _hand_wiring(c_bank)),
         Spec("a loud token stays finite and leaves the other rows finite", 1, visible=True).bind(
             (c_loud,), matches_worked(c_loud, first_of(1), "weights with bank 40 times louder")),
+        Spec("square wiring: warm jacket for winter", 1, visible=True).bind(
+            (c_winter,), matches_worked(c_winter, first_of(1), "weights (warm's row: about 0.653, 0.116, 0.116, "
+                                                                 "0.116)")),
         Spec("scores match the reference", 1).bind((c_x,), matches_reference(c_x, first_of(2), "scores")),
         Spec("weights match the reference", 2).bind(
             (c_x,), matches_reference(c_x, first_of(1), "weights", heatmap=lambda w: w)),
@@ -64,7 +70,7 @@ def _d_k(call):
 DOMAIN = (
     Boundary("X", "(T, d) floats, T >= 1", ("the hand-wired river-bank example", "a single token")),
     Boundary("W_Q, W_K", "(d, d_k), d_k != d as well as square",
-             ("scores match the reference", "square projections")),
+             ("scores match the reference", "square projections", "square wiring: warm jacket for winter")),
     Boundary("X", "a loud token: scaled scores past exp()'s 709 beside rows that peak far lower",
              ("a loud token stays finite and leaves the other rows finite",)),
     Boundary("dtype", "float64 and float32", ("weights match the reference", "float32 input")),
