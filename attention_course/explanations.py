@@ -130,16 +130,16 @@ EXPLANATIONS = {
         "its key must say which token came before each position (prev, written by layer 1), and "
         "its value the position's own token."),
     "softmax_divides_by_max": (
-        "Your softmax divides by the row's largest exp() instead of by their sum: each row's largest "
+        "{Your} softmax divides by the row's largest exp() instead of by their sum: each row's largest "
         "weight comes out exactly 1 and the row sums to more than 1. exp(s - max) is already at most 1, "
-        "so dividing by its maximum changes nothing; divide by the sum along the axis, "
+        "so dividing by its maximum changes nothing. {fix}Divide by the sum along the axis, "
         "e / e.sum(axis=axis, keepdims=True), so that each row's weights add up to 1."),
     "softmax_global_sum": (
-        "Your softmax divides by one sum over the whole array instead of each row's own: the weights "
-        "of all the rows together add up to 1, so each row gets only a share of 1. Sum along the "
+        "{Your} softmax divides by one sum over the whole array instead of each row's own: the weights "
+        "of all the rows together add up to 1, so each row gets only a share of 1. {fix}Sum along the "
         "softmax's axis with keepdims=True: e / e.sum(axis=axis, keepdims=True)."),
     "scaled_too_early": (
-        "Your raw self-attention scaled its scores: here they are X @ X.T, unscaled, because the "
+        "{Your} raw self-attention scaled its scores: here they are X @ X.T, unscaled, because the "
         "problem set measures what the plain dot product does (a token's score with itself, |x|^2, "
         "is its largest). The division by sqrt(d_k) comes in with separate queries and keys."),
     "weights_applied_transposed": (
@@ -147,64 +147,64 @@ EXPLANATIONS = {
         "sum_j weights[i, j] x_j, which is weights @ X. weights.T @ X blends each token by the "
         "weights the other tokens give it, whose column sums are not 1."),
     "queries_keys_swapped": (
-        "Queries and keys are exchanged in the scores: you computed K @ Q.T, whose row i is how "
+        "Queries and keys are exchanged in the scores: {you} computed K @ Q.T, whose row i is how "
         "every query scores against key i. Row i of the score matrix belongs to query i: "
         "scores = Q @ K.T, so scores[i, j] = q_i . k_j, and the softmax runs along each row."),
     "scores_returned_scaled": (
-        "The scores you return are already divided by sqrt(d_k){sqrt_num}: the function's third "
-        "output is the raw Q @ K.T, and only the softmax's input is scaled. Keep "
+        "The scores {you} return are already divided by sqrt(d_k){sqrt_num}: the function's third "
+        "output is the raw Q @ K.T, and only the softmax's input is scaled. {fix}Keep "
         "scores = Q @ K.T, and take softmax(scores / sqrt(d_k))."),
     "spread_of_scaled_scores": (
-        "Your std is the spread of the scaled scores (about 1) instead of the raw ones (about "
-        "sqrt(d)). The point of the measurement is that q . k of d-wide vectors spreads like sqrt(d); "
-        "take the standard deviation of q . k itself, before any division."),
+        "{Your} std is the spread of the scaled scores (about 1) instead of the raw ones (about "
+        "sqrt(d)). The point of the measurement is that q . k of d-wide vectors spreads like sqrt(d). "
+        "{fix}Take the standard deviation of q . k itself, before any division."),
     "scale_as_divisor": (
-        "The scale is a multiplier, and you divided by it: with the default 1/sqrt(d_k){sqrt_txt} your "
+        "The scale is a multiplier, and {you} divided by it: with the default 1/sqrt(d_k){sqrt_txt} {your} "
         "scores were multiplied by sqrt(d_k){sqrt_num} instead of divided, and the weights come out far "
-        "too peaked (a scale of 0.0 even divides by zero). Write scores = (Q @ K^T) * scale."),
+        "too peaked (a scale of 0.0 even divides by zero). {fix}Write scores = (Q @ K^T) * scale."),
     "attends_to_next": (
-        "Your head looks the wrong way: position i asks for position i + 1. The causal mask hides "
+        "{Your} head looks the wrong way: position i asks for position i + 1. The causal mask hides "
         "i + 1, so what is left of the row has no preferred key and spreads its weight over positions "
         "0..i. Query position i must ask for the key at position i - 1."),
     "head_not_sharp": (
-        "Your head points the right way but is not sharp enough: raise the gain. The previous position "
+        "{Your} head points the right way but is not sharp enough: its gain is too low. The previous position "
         "has the row's largest score, yet not 0.99 of its weight. The scores are divided by sqrt(T){sqrt_T}, and "
-        "position i has i other positions to outweigh: raise it until e^(gain / sqrt(T)) is "
+        "position i has i other positions to outweigh. {fix}Raise the gain until e^(gain / sqrt(T)) is "
         "about 1000 (T - 1)."),
     "heads_split_without_transpose": (
-        "Your heads were split with a reshape that did not move the head axis: (..., T, n_heads * "
+        "{Your} heads were split with a reshape that did not move the head axis: (..., T, n_heads * "
         "d_head) reshaped straight to (..., n_heads, T, d_head) cuts the array in the wrong places, so "
-        "a \"head\" mixes several tokens' columns. Reshape to (..., T, n_heads, d_head) and then move "
+        "a \"head\" mixes several tokens' columns. {fix}Reshape to (..., T, n_heads, d_head) and then move "
         "the head axis forward (np.swapaxes(..., -2, -3)), or slice head h's columns "
         "h*d_head:(h+1)*d_head{head_txt}."),
     "heads_out_of_order": (
-        "Your heads went through the wrong blocks of W_O: head h's output must meet rows "
+        "{Your} heads went through the wrong blocks of W_O: head h's output must meet rows "
         "h*d_head:(h+1)*d_head of W_O{head_txt}, the rows that follow its columns in the concatenation. "
         "Yours are concatenated in another order, so each head writes with another head's projection."),
     "output_projection_missing": (
-        "The output projection is missing: you returned the heads concatenated, "
+        "The output projection is missing: {you} returned the heads concatenated, "
         "(..., T, n_heads * d_head), without multiplying by W_O. out = concat(heads) @ W_O, "
         "of width d_model{dmodel_num}; head h's own part is its output times its block of rows of W_O."),
     "cache_overwritten": (
-        "Your cache holds only the newest position: each step replaced the cache instead of "
+        "{Your} cache holds only the newest position: each step replaced the cache instead of "
         "appending to it, so position t attended to itself alone and its output is its own value. "
-        "Keep every position's key and value: append position t's to the lists, then attend to all "
+        "{fix}Keep every position's key and value: append position t's to the lists, then attend to all "
         "of them (keys 0..t)."),
     "sin_cos_swapped": (
         "Sine and cosine are exchanged: column 2i holds sin(p * w_i) and column 2i + 1 holds "
         "cos(p * w_i). Check row 0: position 0 must read sin 0 = 0 in the even columns and "
         "cos 0 = 1 in the odd ones."),
     "pair_index_not_doubled": (
-        "Your frequencies use the pair's number i where the exponent wants 2i: w_i = "
+        "{Your} frequencies use the pair's number i where the exponent wants 2i: w_i = "
         "10000^(-2i/d){d_txt}, so the last pair's frequency is close to 1/10000. With i alone "
         "the frequencies fall half as fast and the slowest pair turns about 100 times too fast."),
     "frequency_inverted": (
-        "Your angles multiply by 10000^(2i/d) instead of dividing by it: the frequencies grow "
+        "{Your} angles multiply by 10000^(2i/d) instead of dividing by it: the frequencies grow "
         "instead of falling from 1, so the later pairs turn thousands of radians per position and "
         "carry no smooth sense of distance. angle = p / 10000^(2i/d){d_txt}."),
     "rotation_reversed": (
-        "Your rotation turns each pair the other way: (x, y) at angle theta becomes "
-        "(x cos theta - y sin theta, x sin theta + y cos theta). You used the transpose of that "
+        "{Your} rotation turns each pair the other way: (x, y) at angle theta becomes "
+        "(x cos theta - y sin theta, x sin theta + y cos theta). {You} used the transpose of that "
         "rotation, which turns by -theta, and position p's vector ends up where position -p's "
         "should be."),
     "induction_values_read_prev": (
