@@ -134,7 +134,7 @@ def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None
         # Only from here on may this process hold a database connection, which a forked worker
         # could otherwise copy and close.
         if gradebook:
-            sink = GradebookSink(gradebook, assignment)
+            sink = GradebookSink(gradebook, assignment, formgrader_files(root, assignment, out))
             for row in rows:
                 sink.put(row.student, row.exercises)
         for job, outcome in pool.outcomes():
@@ -173,6 +173,15 @@ def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None
     write_atomic(out / regrade.RUN_FILE, f"{run + 1}\n")  # this run is complete: its changes are reported
     shutil.rmtree(out / SNAPSHOTS, ignore_errors=True)
     return result
+
+
+def formgrader_files(root: Path, assignment: str, out: Path) -> tuple[Path, Path] | None:
+    """(the nbgrader course, the results folder) when the class is an nbgrader course's
+    submitted/, whose formgrader then shows the gradebook's grades; else None."""
+    from .nbgrader_autograded import nbgrader_course
+
+    course = nbgrader_course(class_folder(root, assignment))
+    return (course, Path(out).absolute()) if course is not None else None
 
 
 def grade_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None,

@@ -6,6 +6,7 @@ import queue
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from .names import one_line
 
@@ -29,8 +30,11 @@ class GradebookSink:
 
     WAIT = 0.2  # seconds to let more students arrive before a write
 
-    def __init__(self, url: str, assignment: str):
-        self.url, self.assignment = url, assignment
+    def __init__(self, url: str, assignment: str, formgrader: tuple[Path, Path] | None = None):
+        """``formgrader``: (the nbgrader course folder, the results folder) when the class is an
+        nbgrader course's submitted/: then each student written also gets what formgrader reads
+        besides the grades (nbgrader_autograded.AutogradedWriter)."""
+        self.url, self.assignment, self.formgrader = url, assignment, formgrader
         self.queue: queue.Queue = queue.Queue()
         self.written: set[str] = set()
         self.withdrawn: set[str] = set()
@@ -62,9 +66,13 @@ class GradebookSink:
     def _run(self) -> None:
         from .nbgrader_bridge import GradebookError, GradebookWriter
 
-        writer = None
+        writer = autograded = None
         try:
             writer = GradebookWriter(self.url, self.assignment)
+            if self.formgrader is not None:
+                from .nbgrader_autograded import AutogradedWriter
+
+                autograded = AutogradedWriter(self.formgrader[0], self.assignment, self.url, self.formgrader[1])
             done = False
             while not done and not self.aborted.is_set():
                 batch: dict[str, dict | None] = {}
@@ -80,6 +88,8 @@ class GradebookSink:
                 if batch and not self.aborted.is_set():
                     writer.write(batch)
                     for student, points in batch.items():
+                        if autograded is not None:
+                            autograded.write(student) if points is not None else autograded.withdraw(student)
                         (self.written if points is not None else self.withdrawn).add(student)
         except GradebookError as e:
             self.error = str(e)

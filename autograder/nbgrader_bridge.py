@@ -30,6 +30,7 @@ import os
 import shutil
 import sys
 import tempfile
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -501,6 +502,88 @@ def engine_grade(nb, assignment: str, student: str, notebook: str, course_root: 
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def engine_grade_file(path: Path, assignment: str, student: str, course_root: str, timeout: float):
+    """Grade the submitted file itself (a notebook nbgrader could not read), read as grade-batch
+    reads it (no link followed, a regular file only): the engine's Results, every exercise 0 and
+    the reason among its problems, as grade-batch gives them."""
+    from .grade import hidden_paths
+    from .graded import grade_snapshot
+    from .intake import snapshot
+
+    folder = _snapshot_dir() / "current"
+    folder.mkdir(parents=True, exist_ok=True)
+    hide = tuple(sorted(hidden_paths(course_root, _snapshot_dir())))
+    results, _ = grade_snapshot(snapshot(path), assignment, sandbox=_sandbox(hide), student=student,
+                                timeout=timeout, scratch=folder)
+    return results
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The engine's grade of one notebook, as the autograded notebook shows it: per exercise its
+    points, what it is worth, the report of its checks; and what is said of the notebook as a
+    whole (shown under the first graded cell)."""
+    points: dict[str, float]
+    max: dict[str, float]
+    feedback: dict[str, str]
+    about: str
+    problems: tuple[str, ...]
+
+
+def verdict_of(results, assignment: str) -> Verdict:
+    """The engine's Results of one notebook of ``assignment`` as a Verdict."""
+    from .assignments import ASSIGNMENTS
+
+    by_exercise = {name: [t for t in results.tests if t.exercise == name] for name in ASSIGNMENTS[assignment]}
+    return Verdict(points={name: float(sum(t.score for t in tests)) for name, tests in by_exercise.items()},
+                   max={name: float(sum(t.max_score for t in tests)) for name, tests in by_exercise.items()},
+                   feedback={name: cell_feedback(name, tests) for name, tests in by_exercise.items()},
+                   about=about_the_notebook(results),
+                   problems=tuple(p for p in results.problems if p.strip()))
+
+
+def fill_engine_outputs(nb, verdict: Verdict, log=None) -> None:
+    """Every graded cell's outputs become the engine's report of its exercise and, as the cell's
+    value, its points (what SaveAutoGrades and formgrader read, nbgrader.utils.determine_grade);
+    every other code cell's outputs become SANDBOX_NOTE. GraderError when a graded cell is not
+    an exercise, is worth other points, or an exercise has no graded cell."""
+    import logging
+
+    from nbformat.v4 import new_output
+    from nbgrader import utils
+
+    from .errors import GraderError
+
+    seen = set()
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        if not utils.is_grade(cell) or utils.is_solution(cell):
+            cell.outputs = [new_output("stream", name="stdout", text=SANDBOX_NOTE)]
+            cell.execution_count = None
+            continue
+        name = cell.metadata.nbgrader.get("grade_id")
+        if name not in verdict.points:
+            raise GraderError(f"grade cell {name!r} is not an exercise of this assignment")
+        if float(cell.metadata.nbgrader["points"]) != verdict.max[name]:
+            raise GraderError(f"grade cell {name!r} is worth {cell.metadata.nbgrader['points']} "
+                              f"points, the grader's checks {verdict.max[name]:g}: regenerate the notebooks")
+        text = verdict.feedback[name]
+        if not seen and verdict.about:
+            text += "\n" + verdict.about
+        cell.execution_count = None
+        cell.outputs = [
+            new_output("stream", name="stdout", text=text),
+            new_output("execute_result", data={"text/plain": repr(verdict.points[name])}, execution_count=None),
+        ]
+        # What SaveAutoGrades will read back: must be the engine's number, exactly.
+        if utils.determine_grade(cell, log or logging.getLogger(__name__))[0] != verdict.points[name]:
+            raise GraderError(f"nbgrader would not record the grader's points for {name!r}")
+        seen.add(name)
+    if seen != set(verdict.points):
+        raise GraderError(f"no grade cell for {sorted(set(verdict.points) - seen)}")
+
+
 def cell_feedback(exercise: str, tests) -> str:
     """What a graded cell shows after autograde: the engine's checks of one exercise."""
     from .selfcheck import check_line
@@ -572,6 +655,7 @@ SAFE_STEPS = frozenset({
     "nbconvert.preprocessors.highlightmagics.HighlightMagicsPreprocessor",
     f"{__name__}.GradeWithEngine",
     f"{__name__}.RecordEngineGrades",
+    f"{__name__}.RecordEngineComment",
     f"{__name__}.ScrubGradedTracebacks",
 })
 # Where each command's steps come from. Autograde empties its exporter's steps and registers
@@ -645,22 +729,87 @@ def _enabled(config, step) -> bool:
     return False
 
 
+# Notebooks nbgrader could not read in this process, by (assignment, student, notebook): the
+# submitted file. Kept in the nbgrader process's memory (no student code runs in it), never in
+# the notebook, which is the student's to write.
+_unreadable: dict[tuple[str, str, str], Path] = {}
+
+# What the comment of the notebook's first answer cell says when nbgrader could not read it.
+UNREADABLE_COMMENT = "The grader could not read this notebook, so every exercise scores 0: {why}"
+
+
+def comment_unreadable(nb, info: dict, verdict: Verdict) -> None:
+    """Write why the notebook could not be read (the engine's problems) into the auto comment
+    of its first answer cell in the gradebook (``info``: nbgrader's resources["nbgrader"])."""
+    from nbgrader.api import Gradebook
+
+    from .errors import GraderError
+
+    why = " ".join(verdict.problems) or "no reason given"
+    with Gradebook(info["db_url"]) as gb:
+        graded = gb.find_submission_notebook(info["notebook"], info["assignment"], info["student"])
+        by_name = {c.cell.name: c for c in graded.comments}
+        names = [cell.metadata.nbgrader["grade_id"] for cell in nb.cells
+                 if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") in by_name]
+        if not names:
+            raise GraderError(f"the notebook {info['notebook']} has no answer cell to comment on")
+        by_name[names[0]].auto_comment = UNREADABLE_COMMENT.format(why=why)
+        gb.db.commit()
+
+
+def _key(resources) -> tuple[str, str, str]:
+    info = resources["nbgrader"]
+    return info["assignment"], info["student"], info["notebook"]
+
+
 @lru_cache(maxsize=None)  # one class each, so nbgrader_config.py can configure them by name
 def _preprocessors() -> dict[str, type]:
-    from nbgrader import utils
+    import nbformat
+    from nbconvert.exporters import NotebookExporter
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.preprocessors import NbGraderPreprocessor
-    from nbformat.v4 import new_output
     from traitlets import Float
 
     from .assignments import ASSIGNMENTS
     from .errors import GraderError
     from .grade import DEFAULT_TIMEOUT
 
+    class ReadOrStandIn(NotebookExporter):
+        """Autograde's exporter: a submitted notebook nbgrader cannot read (cut off mid-JSON,
+        not a notebook, invalid) is replaced by the notebook released to the students, so the
+        submission is autograded (formgrader lists it, export has its zeros) instead of failing
+        and staying "needs autograding"; GradeWithEngine then grades the submitted file itself,
+        which scores 0 with the reason, and RecordEngineComment writes the reason into the
+        comment. A notebook it can read goes on as nbgrader reads it."""
+
+        def from_filename(self, filename, resources=None, **kw):
+            if resources is None or "nbgrader" not in resources:
+                return super().from_filename(filename, resources, **kw)
+            key, coursedir = _key(resources), CourseDirectory(config=self.config)
+            submitted = coursedir.format_path(coursedir.submitted_directory, key[1], key[0])
+            if os.path.dirname(os.path.abspath(filename)) != os.path.abspath(submitted):
+                return super().from_filename(filename, resources, **kw)  # the second pass: its own copy
+            _unreadable.pop(key, None)
+            try:
+                with open(filename, encoding="utf-8") as f:
+                    nbformat.validate(nbformat.read(f, as_version=4))
+            except OSError:
+                raise
+            except Exception:  # noqa: BLE001 - whatever nbformat refuses: the engine says why
+                released = Path(coursedir.format_path(coursedir.release_directory, ".", key[0])) / f"{key[2]}.ipynb"
+                if not released.is_file():
+                    raise GraderError(f"{filename} cannot be read and there is no released notebook "
+                                      f"{released} to autograde in its place") from None
+                _unreadable[key] = Path(filename)
+                self.log.warning("%s cannot be read; autograding the released notebook in its place", filename)
+                return super().from_filename(str(released), resources, **kw)
+            return super().from_filename(filename, resources, **kw)
+
     class GradeWithEngine(NbGraderPreprocessor):
         """Autograde, first: grade the sanitized notebook through the sandboxed engine and keep
         the verdict in nbgrader's resources (the nbgrader process's memory, out of any student
-        code's reach) for RecordEngineGrades.
+        code's reach) for RecordEngineGrades. A notebook nbgrader could not read (ReadOrStandIn)
+        is graded from the submitted file, as grade-batch grades it.
 
         Refuses (a grader failure) when Autograde is configured with a step that could run the
         notebook's code (see SAFE_STEPS). A grader failure fails this submission's autograde
@@ -682,19 +831,17 @@ def _preprocessors() -> dict[str, type]:
                 if assignment not in ASSIGNMENTS:
                     raise GraderError(f"the grader has no assignment {assignment!r}")
                 root = CourseDirectory(config=self.config).root
-                results = engine_grade(nb, assignment, student, info["notebook"], root, self.timeout)
-                by_exercise = {name: [t for t in results.tests if t.exercise == name]
-                               for name in ASSIGNMENTS[assignment]}
+                unreadable = _unreadable.get(_key(resources))
+                if unreadable is not None:
+                    results = engine_grade_file(unreadable, assignment, student, root, self.timeout)
+                else:
+                    results = engine_grade(nb, assignment, student, info["notebook"], root, self.timeout)
+                verdict = verdict_of(results, assignment)
             except Exception as e:
                 withdraw_points(resources)
                 raise GraderError(f"the grader could not grade {assignment} of {student!r} "
                                   f"({type(e).__name__}: {e}); no points were recorded for it") from e
-            resources[RESOURCE_KEY] = {
-                "points": {name: float(sum(t.score for t in tests)) for name, tests in by_exercise.items()},
-                "max": {name: float(sum(t.max_score for t in tests)) for name, tests in by_exercise.items()},
-                "feedback": {name: cell_feedback(name, tests) for name, tests in by_exercise.items()},
-                "about": about_the_notebook(results),
-            }
+            resources[RESOURCE_KEY] = verdict
             self.log.info("The grader gives %s %g/%g on %s", student, results.score, results.max_score, assignment)
             return nb, resources
 
@@ -710,39 +857,24 @@ def _preprocessors() -> dict[str, type]:
                 if verdict is None:
                     raise GraderError("RecordEngineGrades found no verdict: GradeWithEngine must come "
                                       "before it in Autograde.autograde_preprocessors")
-                seen = set()
-                for cell in nb.cells:
-                    if cell.cell_type != "code":
-                        continue
-                    if not utils.is_grade(cell) or utils.is_solution(cell):
-                        cell.outputs = [new_output("stream", name="stdout", text=SANDBOX_NOTE)]
-                        cell.execution_count = None
-                        continue
-                    name = cell.metadata.nbgrader["grade_id"]
-                    if name not in verdict["points"]:
-                        raise GraderError(f"grade cell {name!r} is not an exercise of this assignment")
-                    if float(cell.metadata.nbgrader["points"]) != verdict["max"][name]:
-                        raise GraderError(f"grade cell {name!r} is worth {cell.metadata.nbgrader['points']} "
-                                          f"points, the grader's checks {verdict['max'][name]:g}: "
-                                          "regenerate the notebooks")
-                    text = verdict["feedback"][name]
-                    if not seen and verdict["about"]:
-                        text += "\n" + verdict["about"]
-                    cell.execution_count = None
-                    cell.outputs = [
-                        new_output("stream", name="stdout", text=text),
-                        new_output("execute_result", data={"text/plain": repr(verdict["points"][name])},
-                                   execution_count=None),
-                    ]
-                    # What SaveAutoGrades will read back: must be the engine's number, exactly.
-                    if utils.determine_grade(cell, self.log)[0] != verdict["points"][name]:
-                        raise GraderError(f"nbgrader would not record the grader's points for {name!r}")
-                    seen.add(name)
-                if seen != set(verdict["points"]):
-                    raise GraderError(f"no grade cell for {sorted(set(verdict['points']) - seen)}")
+                fill_engine_outputs(nb, verdict, self.log)
             except Exception:
                 withdraw_points(resources)
                 raise
+            return nb, resources
+
+    class RecordEngineComment(NbGraderPreprocessor):
+        """Autograde, after SaveAutoGrades (which writes its own comments): for a notebook
+        nbgrader could not read, the reason goes into the auto comment of its first answer cell,
+        which formgrader and the feedback show. Other notebooks keep SaveAutoGrades' comments."""
+
+        def preprocess(self, nb, resources):
+            if _key(resources) not in _unreadable:
+                return nb, resources
+            verdict = resources.get(RESOURCE_KEY)
+            if verdict is None:
+                raise GraderError("RecordEngineComment found no verdict: GradeWithEngine must come before it")
+            comment_unreadable(nb, resources["nbgrader"], verdict)
             return nb, resources
 
     class ScrubGradedTracebacks(NbGraderPreprocessor):
@@ -766,7 +898,7 @@ def _preprocessors() -> dict[str, type]:
                         output["traceback"] = [f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"]
             return cell, resources
 
-    classes = (GradeWithEngine, RecordEngineGrades, ScrubGradedTracebacks)
+    classes = (ReadOrStandIn, GradeWithEngine, RecordEngineGrades, RecordEngineComment, ScrubGradedTracebacks)
     for c in classes:  # named as nbgrader_config.py names them (the module's __getattr__ serves them)
         c.__qualname__ = c.__name__
     return {c.__name__: c for c in classes}
@@ -774,6 +906,7 @@ def _preprocessors() -> dict[str, type]:
 
 def __getattr__(name):
     # nbgrader is imported only when its config asks for these classes, never by the grader itself.
-    if name in ("GradeWithEngine", "RecordEngineGrades", "ScrubGradedTracebacks"):
+    if name in ("ReadOrStandIn", "GradeWithEngine", "RecordEngineGrades", "RecordEngineComment",
+                "ScrubGradedTracebacks"):
         return _preprocessors()[name]
     raise AttributeError(name)

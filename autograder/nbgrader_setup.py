@@ -46,8 +46,12 @@ def configure(c, course_id: str, folder: str | None = None) -> None:
         "nbgrader.preprocessors.LimitOutput",
         "autograder.nbgrader_bridge.RecordEngineGrades",
         "nbgrader.preprocessors.SaveAutoGrades",
+        "autograder.nbgrader_bridge.RecordEngineComment",
         "nbgrader.preprocessors.AssignLatePenalties",
     ]
+    # A notebook nbgrader cannot read is autograded as the released one in its place, graded
+    # from the submitted file (0, the reason in its comment), not left "needs autograding".
+    c.Autograde.exporter_class = "autograder.nbgrader_bridge.ReadOrStandIn"
 
     # Feedback must never show hidden tests or their inputs (nbgrader issues #917, #1363).
     c.ClearHiddenTests.enforce_metadata = True
@@ -58,4 +62,7 @@ def configure(c, course_id: str, folder: str | None = None) -> None:
         "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     ]
 
-    c.Exchange.root = "exchange"
+    # Exchange.root is not set here: instructors and students must read the same absolute path,
+    # and students never read the course's file. It goes once in a file both read
+    # (/etc/jupyter/nbgrader_config.py); nbgrader's default is /srv/nbgrader/exchange.
+    # A relative one here would name another folder for everyone who runs nbgrader elsewhere.

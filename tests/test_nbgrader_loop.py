@@ -16,7 +16,9 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -31,7 +33,7 @@ from make_class import make_class  # noqa: E402
 pytestmark = pytest.mark.slow  # nbgrader's whole loop on a class: minutes
 
 ASSIGNMENT = "ps2"
-DISHONEST = ("timeout", "crashed", "malformed")  # grades nbgrader cannot give right (see README)
+TIMEOUT = 3.0  # seconds per exercise, for nbgrader autograde and grade-batch alike: the hang waits it out
 FULL = {e: exercise_points(e) for e in ASSIGNMENTS[ASSIGNMENT]}
 NONE = {e: 0 for e in ASSIGNMENTS[ASSIGNMENT]}
 
@@ -237,30 +239,65 @@ def hostile_notebook(base: Path, cell: str, last: bool = False) -> str:
     return json.dumps(nb, indent=1)
 
 
-def nbgrader(*args, cwd, user=None):
+def nbgrader(*args, cwd, jupyter_config: Path | None = None):
+    """Run nbgrader as a user would; ``jupyter_config``: the folder of the configuration every
+    user reads (as /etc/jupyter is on a shared machine), which names the exchange."""
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    if jupyter_config is not None:
+        env["JUPYTER_CONFIG_DIR"] = str(jupyter_config)
     done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=cwd, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     return done
+
+
+def shared_config(folder: Path, exchange: Path) -> Path:
+    """The one file that names the exchange for instructor and students alike (docs/nbgrader.md)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "nbgrader_config.py").write_text(f"c = get_config()  # noqa: F821\nc.Exchange.root = {str(exchange)!r}\n")
+    return folder
+
+
+def formgrader_api(course: Path, jupyter_config: Path):
+    """nbgrader's NbGraderAPI for the course, configured as formgrader configures it (the
+    course's nbgrader_config.py over the shared one): what formgrader's REST handlers call."""
+    from nbgrader.apps.api import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # nbgrader runs alembic
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(jupyter_config)).load_config()
+    config.merge(PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config())
+    return NbGraderAPI(coursedir=CourseDirectory(config=config, root=str(course)), config=config)
+
+
+def set_due_date(course: Path, due: datetime) -> None:
+    """The assignment's due date (naive UTC, as nbgrader keeps it), with nbgrader's own API."""
+    from nbgrader.api import Gradebook
+
+    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # nbgrader runs alembic
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=due)
 
 
 # The kinds of notebook whose grade depends on what nbgrader does around the engine: right
 # ones in two styles, output on stdout and on stderr (a kernel's stderr costs a cell its
 # points in plain nbgrader), a partly done one, and mistakes the engine diagnoses. The engine's
 # own grading of every archetype is the corpus's test; each notebook here costs a kernel.
+# A hung and a crashed exercise, and a broken file, too: only the exercise loses its points, the
+# broken file scores 0 with the reason in its comment (not "needs autograding" forever).
 KINDS = ("correct", "correct_einsum", "prints_a_lot", "runtime_warning", "partial", "scale_by_dk",
-         "unstable_softmax", "weights_transposed")
+         "unstable_softmax", "weights_transposed", "timeout", "crashed", "malformed")
 
 
-def class_of(roster: dict[str, dict[str, str]]) -> list[str]:
-    """The first student (by name) of each kind in KINDS, sorted."""
+def class_of(roster: dict[str, dict[str, str]]) -> dict[str, str]:
+    """The first student (by name) of each kind in KINDS: kind -> student."""
     first: dict[str, str] = {}
     for student, sets in sorted(roster.items()):
         kind = sets[ASSIGNMENT].split(":", 1)[0]
-        if kind in KINDS and not kind.startswith(DISHONEST):
+        if kind in KINDS:
             first.setdefault(kind, student)
     assert set(first) == set(KINDS), f"the sample class lacks {set(KINDS) - set(first)}"
-    return sorted(first.values())
+    return first
 
 
 # What nbgrader itself writes in the course during autograde; every other file there, and
@@ -306,43 +343,54 @@ class Loop:
     db_before: dict[str, list[dict]]
     db_after: dict[str, list[dict]]
     students: list[str]  # submitted/ when autograde started
+    kinds: dict[str, str]  # kind (KINDS) -> the student handing in that kind
+    roster: dict[str, dict[str, str]]  # the sample class: student -> set -> what they hand in
+    on_time: str  # submitted through the exchange before the due date
+    late: str  # submitted through the exchange after it
+    jupyter_config: Path  # the configuration every user reads
 
 
 @pytest.fixture(scope="module")
 def loop(tmp_path_factory):
-    """A course folder with ps2 released, two students through the exchange, the sample class
-    and the hostile notebooks, autograded (its files and gradebook read before and after),
-    then feedback and export."""
+    """A course folder with ps2 released, two students through the exchange (one on time, one
+    late), the sample class and the hostile notebooks, autograded (its files and gradebook read
+    before and after), then feedback and export."""
     base = tmp_path_factory.mktemp("nbgrader")
     course, exchange, outside = base / "course", base / "exchange", base / "outside"
     for folder in (course, exchange, outside):
         folder.mkdir()
+    jupyter_config = shared_config(base / "etc-jupyter", exchange)
     shutil.copytree(ROOT / "source", course / "source")
-    config = (ROOT / "nbgrader_config.py").read_text() + f"\nc.Exchange.root = {str(exchange)!r}\n"
+    config = (ROOT / "nbgrader_config.py").read_text() + (
+        f"\nc.GradeWithEngine.timeout = {TIMEOUT}\n"
+        "c.LateSubmissionPlugin.penalty_method = 'zero'  # a late submission scores 0: its penalty is its score\n")
     (course / "nbgrader_config.py").write_text(config)
-    nbgrader("generate_assignment", ASSIGNMENT, "--force", cwd=course)
-    nbgrader("release_assignment", ASSIGNMENT, "--force", cwd=course)
+    nbgrader("generate_assignment", ASSIGNMENT, "--force", cwd=course, jupyter_config=jupyter_config)
+    nbgrader("release_assignment", ASSIGNMENT, "--force", cwd=course, jupyter_config=jupyter_config)
 
     sample = base / "sample"
     roster = make_class(sample, assignments=(ASSIGNMENT,), students=30, seed=0)
-    honest = class_of(roster)
-    through_exchange = honest[:2]
-    for student in through_exchange:
+    kinds = class_of(roster)
+    on_time, late = kinds["correct"], kinds["partial"]
+    for student in (on_time, late):
+        if student == late:  # due between the two submissions
+            set_due_date(course, datetime.now(timezone.utc).replace(tzinfo=None))
+            time.sleep(1.1)  # nbgrader's timestamps have microseconds; a second apart is unambiguous
         home = base / "home" / student
         home.mkdir(parents=True)
-        nbgrader("fetch_assignment", ASSIGNMENT, "--course", "attention", f"--Exchange.root={exchange}", cwd=home)
+        nbgrader("fetch_assignment", ASSIGNMENT, "--course", "attention", cwd=home, jupyter_config=jupyter_config)
         shutil.copy(sample / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", home / ASSIGNMENT)
-        nbgrader("submit", ASSIGNMENT, "--course", "attention", f"--Exchange.root={exchange}",
-                 f"--student={student}", cwd=home)
-    nbgrader("collect", ASSIGNMENT, cwd=course)
-    assert sorted(p.name for p in (course / "submitted").iterdir()) == through_exchange
-    for student in honest[2:]:  # the rest arrive as nbgrader collect would lay them out
+        nbgrader("submit", ASSIGNMENT, "--course", "attention", f"--student={student}", cwd=home,
+                 jupyter_config=jupyter_config)
+    nbgrader("collect", ASSIGNMENT, cwd=course, jupyter_config=jupyter_config)
+    assert sorted(p.name for p in (course / "submitted").iterdir()) == sorted((on_time, late))
+    for student in sorted(set(kinds.values()) - {on_time, late}):  # as nbgrader collect would lay them out
         shutil.copytree(sample / "submitted" / student, course / "submitted" / student)
     # One student hands back the released notebook untouched.
     stub = course / "submitted" / "zz_untouched" / ASSIGNMENT
     stub.mkdir(parents=True)
     shutil.copy(course / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", stub)
-    correct = next(s for s in honest if roster[s][ASSIGNMENT] == "correct")
+    correct = kinds["correct"]
     bases = {"untouched": stub / f"{ASSIGNMENT}.ipynb",
              "correct": sample / "submitted" / correct / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"}
     fill = {"{notebook}": ASSIGNMENT, "{correct!r}": repr(bases["correct"].read_text()),
@@ -358,11 +406,11 @@ def loop(tmp_path_factory):
         marker.unlink(missing_ok=True)
     before, db_before = tree(base), dump(course / "gradebook.db")
     students = sorted(p.name for p in (course / "submitted").iterdir())
-    nbgrader("autograde", ASSIGNMENT, cwd=course)
+    nbgrader("autograde", ASSIGNMENT, cwd=course, jupyter_config=jupyter_config)
     after, db_after = tree(base), dump(course / "gradebook.db")
-    nbgrader("generate_feedback", ASSIGNMENT, cwd=course)
-    nbgrader("export", cwd=course)
-    return Loop(course, before, after, db_before, db_after, students)
+    nbgrader("generate_feedback", ASSIGNMENT, cwd=course, jupyter_config=jupyter_config)
+    nbgrader("export", cwd=course, jupyter_config=jupyter_config)
+    return Loop(course, before, after, db_before, db_after, students, kinds, roster, on_time, late, jupyter_config)
 
 
 @pytest.fixture(scope="module")
@@ -374,7 +422,7 @@ def course(loop) -> Path:
 def engine_points(course, tmp_path_factory) -> dict[str, dict[str, float]]:
     """Each student's points per exercise from grade-batch: the engine alone."""
     rows = grade_batch(course / "submitted", ASSIGNMENT, tmp_path_factory.mktemp("batch") / "out", jobs=2,
-                       progress=False)
+                       timeout=TIMEOUT, progress=False)
     return {r["student"]: {e: float(r["exercises"].get(e, 0)) for e in ASSIGNMENTS[ASSIGNMENT]} for r in rows}
 
 
@@ -452,9 +500,11 @@ def test_the_gradebooks_rows_are_what_the_engines_points_make_them(loop, engine_
         assert (row["assignment_id"], row["extension"], row["timestamp"] is not None) == (assignment, None, stamped)
     notebooks = {r["assignment_id"]: r for r in after["submitted_notebook"]}
     assert set(notebooks) == {r["id"] for r in subs.values()} and len(after["submitted_notebook"]) == len(subs)
-    assert {(r["notebook_id"], r["flagged"], r["late_submission_penalty"]) for r in notebooks.values()} == {
-        (notebook, 0, None)}
     student_of_notebook = {notebooks[r["id"]]["id"]: s for s, r in subs.items()}
+    late_penalty = sum(engine_points[loop.late].values())  # penalty_method "zero": all its points
+    assert {student_of_notebook[r["id"]]: (r["notebook_id"], r["flagged"], r["late_submission_penalty"])
+            for r in notebooks.values()} == {s: (notebook, 0, late_penalty if s == loop.late else None)
+                                              for s in loop.students}
 
     expected = {(s, name): engine_points[s][name] for s in loop.students for name in graded.values()}
     got = {(student_of_notebook[g["notebook_id"]], graded[g["cell_id"]]): g["auto_score"] for g in after["grade"]}
@@ -464,7 +514,9 @@ def test_the_gradebooks_rows_are_what_the_engines_points_make_them(loop, engine_
     assert sorted((student_of_notebook[c["notebook_id"]], c["cell_id"]) for c in after["comment"]) == sorted(
         (s, cell) for s in loop.students for cell in commented)
     assert {c["manual_comment"] for c in after["comment"]} == {None}
-    assert {c["auto_comment"] for c in after["comment"]} <= {None, "No response."}
+    malformed = loop.kinds["malformed"]  # its reason is in a comment: tested below
+    said = {c["auto_comment"] for c in after["comment"] if student_of_notebook[c["notebook_id"]] != malformed}
+    assert said <= {None, "No response."}
 
 
 def test_graded_cells_show_the_engines_report_not_the_kernels(course):
@@ -530,6 +582,78 @@ def test_grade_cells_carry_the_engines_points(course):
     points = {c["metadata"]["nbgrader"]["grade_id"]: c["metadata"]["nbgrader"]["points"]
               for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade")}
     assert points == {e: exercise_points(e) for e in ASSIGNMENTS[ASSIGNMENT]}
+
+
+@pytest.fixture(scope="module")
+def formgrader(loop):
+    return formgrader_api(loop.course, loop.jupyter_config)
+
+
+@pytest.mark.parametrize("kind", ["timeout", "crashed"])
+def test_a_hung_or_crashed_exercise_costs_only_that_exercise(loop, engine_points, kind):
+    student = loop.kinds[kind]
+    broken = loop.roster[student][ASSIGNMENT].split(":", 1)[1]  # the exercise that hangs or crashes
+    got = nbgrader_scores(loop.course)[student]
+    assert got == engine_points[student]
+    assert got[broken] == 0
+    assert 0 < sum(got.values()) < sum(FULL.values())
+
+
+def test_formgrader_lists_every_submission_autograded_with_the_engines_score(loop, engine_points, formgrader):
+    # What /formgrader/api/submissions/ps2 returns (its handler calls get_submissions).
+    shown = {s["student"]: (s["autograded"], s["needs_manual_grade"], s["score"])
+             for s in formgrader.get_submissions(ASSIGNMENT)}
+    # formgrader shows the raw score; the late penalty is export's (tested below).
+    assert shown == {s: (True, False, pytest.approx(sum(engine_points[s].values()), abs=1e-9)) for s in loop.students}
+
+
+def test_formgrader_opens_the_malformed_notebook_with_zero_and_the_reason(loop, formgrader):
+    student = loop.kinds["malformed"]
+    (notebook,) = formgrader.get_student_notebook_submissions(student, ASSIGNMENT)
+    assert notebook["id"] is not None and notebook["score"] == 0  # an autograded notebook, not a placeholder
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{loop.course / 'gradebook.db'}") as gb:
+        said = [c.auto_comment for c in gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student).comments
+                if c.auto_comment and c.auto_comment != "No response."]
+    assert len(said) == 1 and said[0].startswith("The grader could not read this notebook, so every exercise scores 0:")
+    assert "not a valid notebook" in said[0]
+
+
+def test_export_gives_the_malformed_notebook_zero_as_a_graded_submission(course, loop):
+    rows = {r["student_id"]: r for r in csv.DictReader((course / "grades.csv").open())}
+    row = rows[loop.kinds["malformed"]]
+    assert (float(row["raw_score"]), float(row["score"])) == (0, 0)
+
+
+def test_submission_timestamps_reach_the_gradebook(loop):
+    from nbgrader.api import Gradebook
+    from nbgrader.utils import parse_utc
+
+    with Gradebook(f"sqlite:///{loop.course / 'gradebook.db'}") as gb:
+        for student in (loop.on_time, loop.late):
+            stamp = (loop.course / "submitted" / student / ASSIGNMENT / "timestamp.txt").read_text().strip()
+            assert gb.find_submission(ASSIGNMENT, student).timestamp == parse_utc(stamp)
+
+
+@pytest.mark.parametrize("which", ["on_time", "late"])
+def test_nbgrader_late_penalty_applies_to_the_late_submission_only(course, loop, engine_points, which):
+    student = getattr(loop, which)
+    row = {r["student_id"]: r for r in csv.DictReader((course / "grades.csv").open())}[student]
+    raw = sum(engine_points[student].values())
+    assert raw > 0
+    penalty = raw if which == "late" else 0  # penalty_method "zero"
+    assert (float(row["raw_score"]), float(row["late_submission_penalty"]), float(row["score"])) == pytest.approx(
+        (raw, penalty, raw - penalty), abs=1e-9)
+
+
+def test_students_reached_the_exchange_through_the_one_shared_setting(loop):
+    # The fixture's fetch_assignment and submit named no exchange: it came from the shared
+    # file; the course's own configuration names none (a relative one broke students' fetch).
+    from traitlets.config.loader import PyFileConfigLoader
+
+    assert "root" not in PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config().Exchange
+    assert (loop.course / "submitted" / loop.on_time / ASSIGNMENT / "timestamp.txt").is_file()
 
 
 # The grader failing (here its sandbox breaking protocol on every run, patched in by the
