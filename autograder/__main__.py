@@ -1,8 +1,6 @@
 """``python -I -m autograder ...``: the command line in an isolated interpreter (no current
 folder on sys.path, no PYTHON* variable, no user site), for environments the operator does
 not control, such as a CI job (docs/pytest-classroom.md)."""
-import sys
+from .cli import console
 
-from .cli import main
-
-sys.exit(main())
+console()

@@ -22,7 +22,6 @@ from pathlib import Path
 
 from .. import course
 from ..errors import GraderError
-from ..grade import DEFAULT_TIMEOUT, ungraded
 from ..names import one_line
 from ..results import Results, write_atomic
 from . import container, spec, upload
@@ -35,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--root", type=Path, default=Path(os.environ.get("AUTOGRADER_ROOT", DEFAULT_ROOT)))
     p.add_argument("--assignment", required=True)
     p.add_argument("--visibility", choices=spec.VISIBILITIES, default=None)
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
+    p.add_argument("--timeout", type=float, default=None, help="seconds per exercise (default: the grader's, 10)")
     args = p.parse_args(argv)
     results_file = args.root / "results" / "results.json"
     try:
@@ -63,8 +62,10 @@ def _use_the_zips_course(folder: Path) -> None:
     os.environ["AUTOGRADER_SOLUTIONS"] = str(folder / "solutions")
 
 
-def grade_upload(root: Path, assignment: str, *, visibility: str | None, timeout: float) -> str:
-    """The results.json text for the upload in ``root``; raises only for the grader's failure."""
+def grade_upload(root: Path, assignment: str, *, visibility: str | None, timeout: float | None = None) -> str:
+    """The results.json text for the upload in ``root``; raises only for the grader's failure.
+    The sandbox is launched before this process imports numpy and the course's checks
+    (prestart.py): both start at once, on a container's two cores."""
     from ..sandbox import Limits, Sandbox
 
     root = Path(root)
@@ -78,6 +79,8 @@ def grade_upload(root: Path, assignment: str, *, visibility: str | None, timeout
     student = container.student(metadata)
     found = upload.find(submission, assignment)
     if found.path is None:
+        from ..grade import ungraded
+
         graded = ungraded(assignment, student, found.line)
         graded.problems = []  # the line is the output, once
         return spec.dumps(spec.to_gradescope(graded, visibility=visibility, found=found.line))
@@ -88,6 +91,9 @@ def grade_upload(root: Path, assignment: str, *, visibility: str | None, timeout
         # launch(): the zygote starts while the upload is read and its checks are drawn.
         with Sandbox(hide=hide, limits=Limits(memory=memory)).launch() as sandbox:
             _spared_by_the_oom_killer()  # after the zygote started: it and the children do not inherit this
+            from ..grade import DEFAULT_TIMEOUT  # numpy and the checks: while the zygote starts
+
+            timeout = DEFAULT_TIMEOUT if timeout is None else timeout
             graded = _grade_file(found.path, submission, scratch, assignment, student, sandbox, timeout)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -127,4 +133,7 @@ def _private(*paths: Path) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # once per container: its interpreter's teardown would only add to the student's wait
