@@ -27,14 +27,14 @@ OWN = autograder attention_course solutions examples
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	@$(STEP) "installing the grader and nbgrader into $(VENV) (pip)" \
 		$(BIN)/pip install --no-compile -e '.[instructor]'
-	@$(STEP) "compiling the installed packages" sh -c '$(BIN)/python -m compileall -q -j 0 $(SITE) $(OWN) || true'
+	@$(STEP) "compiling the installed packages" $(BIN)/python -m compileall -q -j 0 $(SITE) $(OWN) || true
 	@touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	@$(STEP) "installing the grader and what the tests need into $(VENV) (pip; torch from a local file)" \
 		$(BIN)/pip install --no-compile -e '.[instructor,test,postgres,cluster,lti]'
 	@$(STEP) "compiling the installed packages (all but torch)" \
-		sh -c '$(BIN)/python -m compileall -q -j 0 -x "/torch/" $(SITE) $(OWN) || true'
+		$(BIN)/python -m compileall -q -j 0 -x /torch/ $(SITE) $(OWN) || true
 	@touch $(VENV)/.installed $@
 
 # The PostgreSQL server the gradebook tests start (as the postgres user, on a free port of
