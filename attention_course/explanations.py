@@ -167,7 +167,7 @@ EXPLANATIONS = {
         "i + 1, so what is left of the row has no preferred key and spreads its weight over positions "
         "0..i. Query position i must ask for the key at position i - 1."),
     "head_not_sharp": (
-        "{Your} head points the right way but is not sharp enough: its gain is too low. The previous position "
+        "{Your} head points the right way but is not sharp enough: raise the gain. The previous position "
         "has the row's largest score, yet not 0.99 of its weight. The scores are divided by sqrt(T){sqrt_T}, and "
         "position i has i other positions to outweigh. {fix}Raise the gain until e^(gain / sqrt(T)) is "
         "about 1000 (T - 1)."),

@@ -2,6 +2,7 @@
 # expect: zero raw_self_attention
 # expect: zero wired_attention
 # expect: zero score_spread
+# expect: tag score_spread spread_of_scaled_scores
 # base: reference
 # Hostile: uniform weights of the contract's shapes (every row sums to 1, none looks at a
 # score), outputs blended with them, and score_spread's values for uniform weights. Rows
