@@ -22,13 +22,19 @@ def _sets() -> str:
         return "a problem set of the course (--course DIR)"
 
 
+def _course_and_rest(argv: list[str], exit_on_error: bool = True) -> tuple[Path | None, list[str]]:
+    """``--course DIR`` (anywhere on the line) and the rest of the line, the command's."""
+    pre = argparse.ArgumentParser(add_help=False, exit_on_error=exit_on_error)
+    pre.add_argument("--course", type=Path)
+    known, rest = pre.parse_known_args(argv)
+    return known.course, rest
+
+
 def _command(argv: list[str]) -> str:
     """The command a line runs, whatever --course DIR stands before it."""
-    pre = argparse.ArgumentParser(add_help=False, exit_on_error=False)
-    pre.add_argument("--course")
     try:
-        rest = pre.parse_known_args(argv)[1]
-    except (argparse.ArgumentError, SystemExit):
+        rest = _course_and_rest(argv, exit_on_error=False)[1]
+    except (argparse.ArgumentError, SystemExit):  # main has said what is wrong with the line
         return ""
     return rest[0] if rest else ""
 
@@ -37,14 +43,12 @@ def choose_course(argv: list[str]) -> list[str]:
     """Take ``--course DIR`` (anywhere on the line, for every command) and grade for that
     course from here on; the rest of the line is the command's. A folder that is not a
     course is a one-line error (SystemExit 2)."""
-    pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--course", type=Path)
-    known, rest = pre.parse_known_args(argv)
-    if known.course is not None:
+    chosen, rest = _course_and_rest(argv)
+    if chosen is not None:
         try:
-            course.use(known.course)
+            course.use(chosen)
         except course.CourseError as e:
-            print(f"autograder: --course {known.course}: {e}", file=sys.stderr)
+            print(f"autograder: --course {chosen}: {e}", file=sys.stderr)
             raise SystemExit(2) from None
     return rest
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from autograder.results import from_json
-from test_nbgrader_loop import ASSIGNMENT, ROOT, TIMEOUT, class_of, formgrader_api, nbgrader, set_due_date, \
-    shared_config
+from test_nbgrader_loop import ASSIGNMENT, ROOT, TIMEOUT, assert_timestamps_reach_the_gradebook, class_of, \
+    formgrader_api, nbgrader, set_due_date, shared_config
 
 sys.path.insert(0, str(ROOT / "examples"))
 from make_class import make_class
@@ -127,13 +127,7 @@ def test_the_autograded_notebook_shows_the_engines_report(graded):
 
 
 def test_submission_timestamps_reach_the_gradebook(graded):
-    from nbgrader.api import Gradebook
-    from nbgrader.utils import parse_utc
-
-    with Gradebook(f"sqlite:///{graded.folder / 'gradebook.db'}") as gb:
-        for student in (graded.on_time, graded.late):
-            stamp = (graded.folder / "submitted" / student / ASSIGNMENT / "timestamp.txt").read_text().strip()
-            assert gb.find_submission(ASSIGNMENT, student).timestamp == parse_utc(stamp)
+    assert_timestamps_reach_the_gradebook(graded.folder, (graded.on_time, graded.late))
 
 
 @pytest.mark.parametrize("which", ["on_time", "late"])

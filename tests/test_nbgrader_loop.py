@@ -626,14 +626,19 @@ def test_export_gives_the_malformed_notebook_zero_as_a_graded_submission(course,
     assert (float(row["raw_score"]), float(row["score"])) == (0, 0)
 
 
-def test_submission_timestamps_reach_the_gradebook(loop):
+def assert_timestamps_reach_the_gradebook(course: Path, students) -> None:
+    """Each student's gradebook timestamp is the one nbgrader reads from submitted/'s timestamp.txt."""
     from nbgrader.api import Gradebook
     from nbgrader.utils import parse_utc
 
-    with Gradebook(f"sqlite:///{loop.course / 'gradebook.db'}") as gb:
-        for student in (loop.on_time, loop.late):
-            stamp = (loop.course / "submitted" / student / ASSIGNMENT / "timestamp.txt").read_text().strip()
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for student in students:
+            stamp = (course / "submitted" / student / ASSIGNMENT / "timestamp.txt").read_text().strip()
             assert gb.find_submission(ASSIGNMENT, student).timestamp == parse_utc(stamp)
+
+
+def test_submission_timestamps_reach_the_gradebook(loop):
+    assert_timestamps_reach_the_gradebook(loop.course, (loop.on_time, loop.late))
 
 
 @pytest.mark.parametrize("which", ["on_time", "late"])
