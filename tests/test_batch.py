@@ -368,3 +368,20 @@ def test_cli_batch_with_nothing_to_grade_exits_non_zero_with_one_line(tmp_path, 
     err = capsys.readouterr().err
     assert code == 2 and len(err.splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("planted", ["numpy", "autograder", "sitecustomize"])
+def test_a_cold_grade_started_in_a_students_folder_imports_nothing_of_theirs(tmp_path, planted):
+    """The sandbox is launched before the grader's own imports (prestart.py) and its zygote runs
+    without site (-S): a package of the student's, in the folder `autograder grade` runs in,
+    reaches neither the grader's process nor the zygote, which is root."""
+    marker = tmp_path / "ran"
+    (tmp_path / planted).mkdir()
+    (tmp_path / planted / "__init__.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    shutil.copy(CORPUS / "correct_straightforward.py", tmp_path / "ada.py")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([str(Path(sys.executable).parent / "autograder"), "--course", str(ROOT), "grade", "ada.py",
+                           "--assignment", "ps2"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["score"] == sum(exercise_points(e) for e in ASSIGNMENTS["ps2"])
+    assert not marker.exists()
