@@ -16,25 +16,26 @@ $(BIN)/python:
 	@$(STEP) "creating $(VENV) with $(PYTHON)" $(PYTHON) -m venv $(VENV)
 
 # pip byte-compiles every module it installs on one core: torch's thousands alone take most of
-# a minute, for an oracle that imports a few hundred. So: no compiling in pip, then every
-# package but torch compiled on all cores (the sandbox's processes never write bytecode, so
-# what they import must be compiled here, this checkout's own packages too: a fresh clone has
-# no bytecode, and each sandbox would compile the engine again); torch's modules compile when
-# a test imports them. A file that does not compile is left to fail where it is imported, as
-# pip leaves it.
-SITE = $$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-OWN = autograder attention_course solutions examples
+# a minute, and most of what the instructor extras bring is never imported by a test. So: no
+# compiling in pip; what a sandbox child may import from site-packages (numpy: the zygote's
+# own View says which, tools/compile_for_sandbox.py) and this checkout's packages are compiled
+# here, on all cores, since the sandbox's processes never write bytecode (a fresh clone has
+# none, and each sandbox would compile numpy and the engine again); everything else is
+# compiled by the first process that imports it, which is why bytecode writing is left on
+# below even where the environment turns it off (PYTHONDONTWRITEBYTECODE: then every test
+# process would compile torch from source again).
+unexport PYTHONDONTWRITEBYTECODE
+SANDBOX_COMPILE = $(BIN)/python tools/compile_for_sandbox.py autograder attention_course solutions examples
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	@$(STEP) "installing the grader and nbgrader into $(VENV) (pip)" \
 		$(BIN)/pip install --no-compile -e '.[instructor]'
-	@$(STEP) "compiling the installed packages" $(BIN)/python -m compileall -q -j 0 $(SITE) $(OWN) || true
+	@$(STEP) "compiling what the sandbox imports (numpy, this checkout)" $(SANDBOX_COMPILE)
 	@touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	@$(STEP) "installing the grader and what the tests need into $(VENV) (pip; torch from a local file)" \
 		$(BIN)/pip install --no-compile -e '.[instructor,test,postgres,cluster,lti]'
-	@$(STEP) "compiling the installed packages (all but torch)" \
-		$(BIN)/python -m compileall -q -j 0 -x /torch/ $(SITE) $(OWN) || true
+	@$(STEP) "compiling what the sandbox imports (numpy, this checkout)" $(SANDBOX_COMPILE)
 	@touch $(VENV)/.installed $@
 
 # The PostgreSQL server the gradebook tests start (as the postgres user, on a free port of
