@@ -21,21 +21,24 @@ def pyplot():
 
 
 ATTENTION_AXES = ("key j (looked at)", "query i (looking)")
+ATTENTION_SCALE = "attention weight"
 
 
-def show_heatmaps(panels, labels=None, axes=ATTENTION_AXES):
+def show_heatmaps(panels, labels=None, axes=ATTENTION_AXES, scale=ATTENTION_SCALE):
     """Attention weights as pictures, side by side: ``panels`` maps a title to a (T_q, T_k) array
-    (row i: what query i looks at), each entry between 0 and 1; ``axes`` names the columns and
-    the rows (another table drawn the same way names its own). Without matplotlib, prints the
-    numbers instead."""
+    (row i: what query i looks at), each entry between 0 and 1, read off one colour bar that
+    ``scale`` labels; ``axes`` names the columns and the rows (another table drawn the same way
+    names its own, and its scale). Without matplotlib, prints the numbers instead."""
     plt = pyplot()
     if plt is None:
         for title, weights in panels.items():
             print(f"{title}:\n{np.round(weights, 3)}")
         return
-    fig, grid = plt.subplots(1, len(panels), figsize=(3.8 * len(panels), 3.6), squeeze=False)
+    # Constrained layout makes room for the colour bar (tight_layout warns beside one).
+    fig, grid = plt.subplots(1, len(panels), figsize=(3.8 * len(panels) + 0.9, 3.6), squeeze=False,
+                             layout="constrained")
     for ax, (title, weights) in zip(grid[0], panels.items(), strict=True):
-        ax.imshow(weights, vmin=0, vmax=1, cmap="Blues")
+        image = ax.imshow(weights, vmin=0, vmax=1, cmap="Blues")
         ax.set_title(title)
         ax.set_xlabel(axes[0])
         ax.set_ylabel(axes[1])
@@ -45,5 +48,5 @@ def show_heatmaps(panels, labels=None, axes=ATTENTION_AXES):
         if weights.size <= WRITTEN_IN_SQUARES:
             for (i, j), w in np.ndenumerate(weights):
                 ax.text(j, i, f"{w:.2f}", ha="center", va="center", color="white" if w > 0.6 else "black")
-    plt.tight_layout()
+    fig.colorbar(image, ax=list(grid[0]), label=scale, shrink=0.85)  # one scale: every panel spans 0 to 1
     plt.show()

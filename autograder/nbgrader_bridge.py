@@ -586,11 +586,13 @@ def fill_engine_outputs(nb, verdict: Verdict, log=None) -> None:
 
 def cell_feedback(exercise: str, tests) -> str:
     """What a graded cell shows after autograde: the engine's checks of one exercise."""
-    from .selfcheck import check_line
+    from .selfcheck import Shown, check_lines
 
     got, worth = sum(t.score for t in tests), sum(t.max_score for t in tests)
-    lines = [f"The grader's checks of {exercise}: {got:g}/{worth:g} points"]
-    lines += [check_line(t.status == "passed", t.name, t.output, f"{t.score:g}/{t.max_score:g}") for t in tests]
+    shown = [Shown(t.name, t.status == "passed", t.output, t.misconception, t.finding, f"{t.score:g}/{t.max_score:g}")
+             for t in tests]
+    # Each diagnosis once, as the check cell shows it.
+    lines = [f"The grader's checks of {exercise}: {got:g}/{worth:g} points", *check_lines(shown)]
     return "\n".join(lines) + "\n"
 
 

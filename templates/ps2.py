@@ -39,7 +39,8 @@ np.set_printoptions(precision=3, suppress=True)
 
 # %% [given]
 # The worked examples' inputs, the same ones the check cells use (attention_course/worked_inputs.py).
-from attention_course.worked_inputs import BATCH_SHAPES, CAT_SAT, CAUSAL_MASK_3, W_K_CAT_SAT, W_Q_CAT_SAT, W_V_CAT_SAT
+from attention_course.worked_inputs import (BATCH_SHAPES, CAT_SAT, CAUSAL_MASK_3, LIBRARY_BOOKS, LIBRARY_CATALOGUE,
+                                            LIBRARY_QUESTION, LIBRARY_TITLES, W_K_CAT_SAT, W_Q_CAT_SAT, W_V_CAT_SAT)
 
 # %% [markdown]
 # ## Your `softmax` from problem set 1
@@ -237,6 +238,92 @@ except NotImplementedError:
     print("Implement scaled_dot_product_attention above first.")
 
 # %% [markdown]
+# ## Attention as a soft lookup in a library
+#
+# A picture to keep the three jobs apart. You walk into a library with a **question**, say
+# "something about rivers": that is the **query** $q$. Every book has a **catalogue entry**
+# that describes it: its **key** $k_j$. And every book has its **contents**, what you carry
+# home if you take it: its **value** $v_j$. You compare your question with the catalogue
+# entries, never with the books themselves; the contents only matter once you have chosen.
+#
+# An ordinary library does a *hard* lookup: it hands you the one book whose entry matches
+# best. Attention does a **soft** lookup: it scores the question against every entry, turns
+# the scores into weights with a softmax, and hands you a *blend* of all the books, mostly
+# the best matches:
+#
+# $$w_j = \operatorname{softmax}_j\!\Big(\frac{q \cdot k_j}{\sqrt{d_k}}\Big), \qquad
+#   \text{taken home} = \sum_j w_j\, v_j .$$
+#
+# That is exactly one row of the head you just wrote. A tiny library of three books, with
+# catalogue entries on two made-up axes (water, money), and as contents one coordinate per
+# book, so that what you take home reads as how much of each book:
+#
+# | book | catalogue entry $k$ (water, money) | contents $v$ |
+# |---|---|---|
+# | river guide | (2, 0) | (1, 0, 0) |
+# | banking handbook | (0, 2) | (0, 1, 0) |
+# | bridges and tolls | (1, 1) | (0, 0, 1) |
+#
+# The question "rivers, please" is $q = (1.5, 0)$. Its scores against the three entries are
+# $(1.5 \cdot 2,\ 0,\ 1.5 \cdot 1) = (3, 0, 1.5)$, and over $\sqrt{d_k} = \sqrt 2$:
+# $(2.12, 0, 1.06)$.
+#
+# **Predict:** a hard lookup takes home the river guide, all of it. How much of the river
+# guide does the soft lookup take home: all of it, about two thirds, or about a third? Which
+# book comes second? Write your guesses down, then run the cell.
+
+# %%
+# The library as attention: the question is the query, the catalogue entries the keys, the books the values.
+try:
+    taken_home, weights = scaled_dot_product_attention(LIBRARY_QUESTION, LIBRARY_CATALOGUE, LIBRARY_BOOKS)
+    for title, weight in zip(LIBRARY_TITLES, weights[0]):
+        print(f"{title:17s}: weight {weight:.3f}")
+    print("taken home (how much of each book):", taken_home[0])
+    print("a hard lookup takes home only the", LIBRARY_TITLES[weights[0].argmax()])
+except NotImplementedError:
+    print("Implement scaled_dot_product_attention above first.")
+
+# %% [markdown]
+# **What happened.** The soft lookup takes home 0.682 of the river guide, 0.236 of "bridges
+# and tolls" (its entry mentions water too) and 0.082 of the banking handbook: nothing is
+# left entirely on the shelf, but the best match gets most of the weight. Softness is what
+# makes the lookup learnable: a small change of the question changes the weights a little,
+# where a hard lookup would jump from one book to another, so training can nudge $W_Q$ and
+# $W_K$ towards better questions and better catalogue entries.
+
+# %% [markdown]
+# ## The value never affects who attends to whom
+#
+# Look at the formula once more: the weights $w_j$ come from the question and the catalogue
+# alone, and the contents $v_j$ enter only afterwards, to be blended. In a head,
+#
+# $$A = \operatorname{softmax}\!\Big(\frac{Q K^\top}{\sqrt{d_k}} + M\Big)
+#   \quad \text{has no } V \text{ in it}, \qquad \text{out} = A V .$$
+#
+# **Predict:** keep the question and the catalogue, and replace the three books' contents by
+# random numbers. Will the weights change? Will what you take home?
+
+# %%
+# The same question and catalogue with other contents: the weights, and what is taken home.
+other_books = np.random.default_rng(0).standard_normal(LIBRARY_BOOKS.shape)  # any other contents
+try:
+    taken_home, weights = scaled_dot_product_attention(LIBRARY_QUESTION, LIBRARY_CATALOGUE, LIBRARY_BOOKS)
+    taken_other, weights_other = scaled_dot_product_attention(LIBRARY_QUESTION, LIBRARY_CATALOGUE, other_books)
+    print("weights, the books:         ", weights[0])
+    print("weights, other contents:    ", weights_other[0])
+    print(f"largest change of a weight: {np.abs(weights_other - weights).max():g}")
+    print("taken home, the books:      ", taken_home[0])
+    print("taken home, other contents: ", taken_other[0])
+except NotImplementedError:
+    print("Implement scaled_dot_product_attention above first.")
+
+# %% [markdown]
+# The weights do not move at all (the largest change is exactly 0), while what you take home
+# is something else entirely. So in a head $W_V$ decides *what* is moved and never *where*
+# the head looks: that is decided by $W_Q$ and $W_K$ alone. Problem set 3 gives the two halves
+# names, the QK and the OV circuit.
+
+# %% [markdown]
 # ## Exercise 3: `attention_shapes`
 #
 # Most attention bugs are shape bugs, so let's pin every shape down. Take the general case,
@@ -375,7 +462,8 @@ except NotImplementedError:
 #
 # (One exception: models with rotary position embeddings, RoPE, rotate each key by an
 # angle that depends on its position *after* adding the bias. Then $b_K$ is rotated
-# differently for each $j$, the shift is no longer constant, and $b_K$ matters again.)
+# differently for each $j$, the shift is no longer constant, and $b_K$ matters again.
+# Problem set 4 measures how much.)
 #
 # The other two biases do matter:
 #

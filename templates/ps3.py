@@ -31,8 +31,9 @@ np.set_printoptions(precision=3, suppress=True)
 
 # %% [given]
 # The worked examples' inputs, the same ones the check cells use (attention_course/worked_inputs.py).
-from attention_course.worked_inputs import (HEAD_TOKENS, HEAD_X, PREVIOUS_TOKEN_VOCAB, PREVIOUS_TOKENS, R_EXAMPLE,
-                                            RIVER_BANK, W_K_HEAD, W_K_RIVER, W_Q_HEAD, W_Q_RIVER, W_V_HEAD)
+from attention_course.worked_inputs import (HEAD_GAIN, HEAD_GAINS, HEAD_TOKENS, HEAD_X, PREVIOUS_TOKEN_VOCAB,
+                                            PREVIOUS_TOKENS, R_EXAMPLE, RIVER_BANK, W_K_HEAD, W_K_RIVER, W_Q_HEAD,
+                                            W_Q_RIVER, W_V_HEAD)
 
 # %% [markdown]
 # ## Your functions from problem sets 1 and 2
@@ -113,6 +114,52 @@ try:
     show_heatmaps({"unscaled, every token sees all": weights, "causal, scaled": causal}, HEAD_TOKENS)
 except NotImplementedError:
     print("Paste your softmax, causal_mask and scaled_dot_product_attention above first.")
+
+# %% [markdown]
+# **The factor 3 in the queries is the temperature in disguise.** Every query of this head
+# is a pattern times the gain 3: "sat" asks for a noun with $q_{\text{sat}} = 3\,(0, 1)$.
+# Call the gain $\beta$. Then every score of a row is $\beta$ times the pattern's score $s$,
+# and the weights are
+#
+# $$w = \operatorname{softmax}(\beta\, s), \qquad s_{\text{sat}} = (0, 1, 0)
+#   \text{ against the, cat, sat}.$$
+#
+# A softmax of scores multiplied by $\beta$ is a softmax at the **temperature**
+# $\tau = 1/\beta$. A large gain (a low temperature) sharpens the lookup towards one-hot; a
+# small gain (a high temperature) flattens it towards uniform. The $1/\sqrt{d_k}$ of
+# problem set 1 is the same knob, turned down. Sat's weight on "cat" is
+# $e^\beta / (e^\beta + 2)$: $e^3/(e^3 + 2) \approx 0.909$ at the gain 3 above.
+#
+# One number says how spread out a row of weights is, its **entropy**
+#
+# $$H(w) = -\sum_j w_j \ln w_j ,$$
+#
+# which is $\ln 3 \approx 1.099$ for a flat row of three weights and 0 for a one-hot row.
+#
+# **Predict:** for the gains $\beta = 0.3, 1, 3, 10$, roughly what are sat's largest weight
+# and the entropy of its row? At which of these gains is the row nearly flat, and at which
+# nearly one-hot? Write your guesses down, then run the cell.
+
+# %%
+# The same head with the queries' gain 3 replaced by 0.3, 1, 3 and 10: sat's row of weights.
+K_head, V_head = HEAD_X @ W_K_HEAD, HEAD_X @ W_V_HEAD
+try:
+    for gain in HEAD_GAINS:
+        Q_gain = HEAD_X @ W_Q_HEAD * (gain / HEAD_GAIN)  # the same pattern at another gain
+        _, weights = scaled_dot_product_attention(Q_gain, K_head, V_head, scale=1.0)
+        sat = weights[2]
+        entropy = -np.sum(sat * np.log(sat))
+        print(f"gain {gain:4g}: sat's weights {sat}, largest {sat.max():.3f}, entropy {entropy:.3f}")
+except NotImplementedError:
+    print("Paste your softmax and scaled_dot_product_attention above first.")
+
+# %% [markdown]
+# **What happened.** At the gain 0.3 the row is nearly flat (largest weight 0.403, entropy
+# 1.088, close to $\ln 3$); at 1 the weight on "cat" is 0.576 (entropy 0.975); at 3 it is
+# 0.909 (entropy 0.367); at 10 it is 1.000 to three decimals and the entropy 0.001: a hard
+# lookup. A trained head sets its own temperature through the size of $W_Q$ and $W_K$, and
+# the head you build next needs a cold one: its gain must grow with the length of the
+# sequence.
 
 # %% [markdown]
 # ## Exercise 1: `previous_token_head`
@@ -401,7 +448,9 @@ except NotImplementedError:
 # - Multi-head attention is a sum of heads: concatenate-then-project equals adding each
 #   head's $o_h W_O^{(h)}$.
 #
-# **What comes next.** Attention is one half of a transformer block. The next chapter adds
-# the other half (the MLP), residual connections and layer norm, and position information, and
-# stacks the blocks into a complete language model where heads like yours compose into
-# circuits such as the induction head.
+# **Next, in problem set 4:** attention the way a model runs it while it writes, one query at
+# a time from a KV cache; where the order of the tokens comes from (the sinusoidal positions,
+# and RoPE's rotations of the queries and keys); why the key bias stops being harmless once
+# positions enter the scores; and an induction head built from your previous-token head.
+# The other half of a transformer block (the MLP, residual connections and layer norm) comes in
+# the next chapter.

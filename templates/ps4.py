@@ -189,9 +189,9 @@ except NotImplementedError:
 # %%
 # Try it: the worked table, and a picture of a longer one.
 try:
-    print(sinusoidal_positions(POSITIONS_T, POSITIONS_D))
+    print(f"the table for T = {POSITIONS_T}, d = {POSITIONS_D}:\n", sinusoidal_positions(POSITIONS_T, POSITIONS_D))
     show_heatmaps({"(PE + 1) / 2, T = 24, d = 16": (sinusoidal_positions(24, 16) + 1) / 2},
-                  axes=("column: sin at 2i, cos at 2i + 1", "position p"))
+                  axes=("column: sin at 2i, cos at 2i + 1", "position p"), scale="(PE + 1) / 2: 0 is -1, 1 is +1")
 except NotImplementedError:
     print("Implement sinusoidal_positions above first.")
 
@@ -245,7 +245,7 @@ except NotImplementedError:
 # %%
 # Try it: the worked example, and the score table of one q and one k at every position.
 try:
-    print(rope(ROPE_X))
+    print("rope of three copies of (1, 0, 1, 0):\n", rope(ROPE_X))
     Q_same = np.tile(ROPE_Q, (ROPE_PROPERTY_T, 1))  # the same query at every position
     K_same = np.tile(ROPE_K, (ROPE_PROPERTY_T, 1))  # the same key at every position
     print("without positions every score is q . k:\n", Q_same @ K_same.T)

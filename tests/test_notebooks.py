@@ -2,6 +2,7 @@
 import ast
 import importlib
 import inspect
+import re
 import shutil
 import textwrap
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 from nbclient import NotebookClient
 
 from autograder import notebooks as build  # the notebook builder
+from demo_claims import CLAIMS, disagreements  # tests/demo_claims.py
 from autograder.assignments import ASSIGNMENTS, exercise_points
 from autograder.catalogue import edit_function
 from autograder.reference import load
@@ -174,3 +176,68 @@ def test_released_notebook_imports_the_worked_inputs(assignment):
     nb = nbformat.read(ROOT / "assignments" / assignment / f"{assignment}.ipynb", as_version=4)
     given = [c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("given")]
     assert any("from attention_course.worked_inputs import" in src for src in given)
+
+
+
+# ---------------------------------------------------------------- the prose quotes what the demos print
+
+def _is_demo(cell) -> bool:
+    return cell.cell_type == "code" and "demo" in cell.metadata.get("autograder", {})
+
+
+def _prose(nb) -> str:
+    """What the notebook says, whitespace as single spaces: its markdown, and the code of its
+    given and demo cells, whose comments quote numbers too (never a solution's code)."""
+    parts = [c.source for c in nb.cells if c.cell_type == "markdown" or _is_demo(c)
+             or c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("given")]
+    return " ".join(" ".join(parts).split())
+
+
+def _printed(nb) -> str:
+    """What the demo cells printed, whitespace as single spaces."""
+    return " ".join(" ".join(o.text for c in nb.cells if _is_demo(c) for o in c.outputs
+                             if o.output_type == "stream" and o.name == "stdout").split())
+
+
+def _print_precision(nb) -> int:
+    """The digits numpy prints, as the notebook's first cell sets them."""
+    (digits,) = re.findall(r"np\.set_printoptions\(precision=(\d+)", nb.cells[1].source)
+    return int(digits)
+
+
+def test_every_number_the_prose_says_a_demo_prints_is_what_it_prints(executed_source):
+    # The demos run with the reference solutions filled in (the source notebook); CLAIMS says
+    # where, and tests/demo_claims.py how close (the two roundings, or the prose's own ±).
+    assignment, nb = executed_source
+    prose, printed, precision = _prose(nb), _printed(nb), _print_precision(nb)
+    assert CLAIMS[assignment]
+    wrong = [w for claim in CLAIMS[assignment] for w in disagreements(claim, prose, printed, precision)]
+    assert wrong == []
+
+
+def test_each_block_a_check_cell_prints_names_its_function(executed_source):
+    # ps2 to ps4 check the functions pasted from earlier sets in one cell, a block each.
+    assignment, nb = executed_source
+    for cell in nb.cells:
+        names = re.findall(r"^check\(['\"](\w+)['\"]", cell.source, re.M) if cell.cell_type == "code" else []
+        heads = [line.split(":")[0] for o in cell.get("outputs", []) if o.output_type == "stream"
+                 for line in o.text.splitlines() if re.match(r"\w+: \d+/\d+ checks pass", line)]
+        assert heads == names, (assignment, cell.id)
+
+
+def test_no_notebook_leaves_positions_to_the_next_chapter():
+    # ps4 teaches them (sinusoidal_positions, rope): "next chapter" names only what it does not.
+    said = [sentence for a in ASSIGNMENT_NAMES for kind, _, body in build.parse_template(build.template_path(a)
+            .read_text(encoding="utf-8")) if kind == "markdown"
+            for sentence in re.split(r"(?<=[.:])\s", " ".join(build.markdown_text(body).split()))
+            if "next chapter" in sentence]
+    assert said and [s for s in said if "position" in s.lower() or "RoPE" in s] == []
+
+
+def test_every_prediction_asked_is_followed_by_the_cell_that_answers_it():
+    # "Predict:" (the library, the value, the temperature) and ps1's "Predict first." each
+    # stand right above a demo cell the student runs after guessing.
+    nbs = {a: nbformat.read(ROOT / "assignments" / a / f"{a}.ipynb", as_version=4) for a in ASSIGNMENT_NAMES}
+    asked = [(a, nb.cells[i + 1]) for a, nb in nbs.items() for i, c in enumerate(nb.cells)
+             if c.cell_type == "markdown" and re.search(r"\*\*Predict(:| first\.)\*\*", c.source)]
+    assert len(asked) >= 4 and [(a, c.id) for a, c in asked if not _is_demo(c)] == []
