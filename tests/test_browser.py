@@ -270,7 +270,8 @@ def test_the_histogram_bins_are_whole_points_and_its_counts_read_right(graded, b
     max_score = float(re.search(r"full marks \((\S+) points\)", bins[-1][0]).group(1))
     assert float(edges[-1][1]) == max_score
     assert sum(n for _, n in bins) == len(CLASS)
-    labels = " ".join(page.locator("svg").evaluate_all("ss => ss.map(s => s.textContent + s.getAttribute('aria-label'))"))
+    labels = " ".join(page.locator("svg").evaluate_all(
+        "ss => ss.map(s => s.textContent + ' ' + s.getAttribute('aria-label'))"))
     shown = page.evaluate("document.body.innerText") + labels
     assert not re.search(r"\b1 students\b", shown) and re.search(r"\b1 student\b", shown)
     page.close()

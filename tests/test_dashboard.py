@@ -422,3 +422,23 @@ def test_the_dashboard_says_how_a_process_ended_not_that_it_raised_an_error(grad
     roster = page[page.index("id='roster'"):]
     row = next(r for r in roster.split("<tr>") if "feedback/cy.html" in r)
     assert ">exited</span>" in row
+
+
+def test_each_sets_index_lists_every_set_graded_beside_it(graded_class, tmp_path):
+    """A dashboard links its folder's index.html as the index of all sets: the set graded
+    later (ps1 here) is listed in the earlier one's too; a folder that is no set's keeps its files."""
+    out, _ = graded_class
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "class.html").write_text("<p>not a dashboard</p>")
+    (notes / "index.html").write_text("mine")
+    rows: list[StudentRow] = []
+    write_dashboard(tmp_path / "ps1", summarize_class("ps1", rows), rows)
+    for folder in (out, tmp_path / "ps1"):
+        page = (folder / "index.html").read_text()
+        hrefs = re.findall(r"href='([^']+)'", page)
+        sets = sorted((folder / unquote(h)).resolve() for h in hrefs)
+        assert sets == [(out / "class.html").resolve(), (tmp_path / "ps1" / "class.html").resolve()]
+        assert "ps1: class dashboard" in page and "ps2: class dashboard" in page
+    assert (notes / "index.html").read_text() == "mine"
+    assert "href='index.html'>← all problem sets" in (out / "class.html").read_text()

@@ -16,7 +16,6 @@ from .render import plural
 EM = 0.66  # the most a character of the pages' sans fonts is wide, on average over a label, in ems
 MAX_CELLS = 24  # rows and columns of a heatmap drawn; larger patterns are cut (and the picture says so)
 NAN_COLOUR = "#d6336c"  # a weight that was nan or inf (stored as -1)
-GRID = "#c8c8c8"
 
 
 def text_width(text: str, size: float) -> float:
@@ -42,7 +41,6 @@ class Text:
     anchor: str = "start"  # "start", "middle", "end"
     fill: str = "#333"
     rotate: bool = False  # read upwards, turned about (x, y)
-    bold: bool = False
 
 
 @dataclass(frozen=True)

@@ -357,7 +357,8 @@ def dashboard_html(summary: BatchSummary, students: list[Student], maps: dict[st
 def write_dashboard(out: Path, summary: BatchSummary, rows: list[StudentRow], failures: list[Failure] = (), *,
                     root: Path | None = None, timeout: float | None = None, jobs: int | None = None,
                     grading: dict[str, str] | None = None) -> Path:
-    """Write ``out/class.html`` and ``out/index.html``; return the index's path (the page to open).
+    """Write ``out/class.html`` and ``out/index.html`` (and again the index of each set graded
+    beside it: index.write_set_index); return the index's path (the page to open).
     ``grading``: where the class was graded, as settings lines (the pool's describe())."""
     out = Path(out)
     students, maps = load_class(out, rows, list(failures))

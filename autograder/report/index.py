@@ -82,8 +82,10 @@ def write_set_index(out: Path) -> Path:
     index of each of those sets that has one (so an earlier set's lists the later ones too);
     return ``out``'s."""
     out = Path(out).absolute()
-    others = [p.parent for p in sorted(out.parent.glob(f"*/{DASHBOARD}")) if p.parent != out]
-    for folder in [out, *(f for f in others if (f / INDEX).is_file())]:
+    # Only the grader's own sets: a folder beside OUTDIR that is no dashboard's keeps its files.
+    others = [p.parent for p in sorted(out.parent.glob(f"*/{DASHBOARD}"))
+              if p.parent != out and (p.parent / INDEX).is_file() and read_dashboard(p, p.parent) is not None]
+    for folder in [out, *others]:
         dashboards = sets_beside(folder)
         title = "Grading results: " + ", ".join(dict.fromkeys(d.assignment for d in dashboards))
         write_atomic(folder / INDEX, index_html(dashboards, title))

@@ -13,8 +13,10 @@ import re
 
 # Code, where a dollar is a dollar: fenced blocks, indented blocks, inline code spans.
 _CODE = re.compile(r"(^(```|~~~)[^\n]*\n.*?^\2[^\n]*$|^(?: {4}|\t)[^\n]*$|(`+).+?\3)", re.M | re.S)
-# $$display$$ first, then $inline$ (not an escaped \$, not "$ 5 and $ 6": no space inside the ends).
-_MATH = re.compile(r"(?<!\\)\$\$(.+?)(?<!\\)\$\$|(?<![\\$])\$(?!\s)((?:\\.|[^$\\\n])+?)(?<![\s\\])\$(?!\d)", re.S)
+# $$display$$ first, then $inline$ (not an escaped \$, not "$ 5 and $ 6": no space inside the ends;
+# it may go on to the next line, not to the next paragraph).
+_MATH = re.compile(r"(?<!\\)\$\$(.+?)(?<!\\)\$\$|(?<![\\$])\$(?!\s)((?:\\.|[^$\\\n]|\n(?!\s*\n))+?)(?<![\s\\])\$(?!\d)",
+                   re.S)
 _TEXT = re.compile(r">([^<]+)<")
 _MARKUP = re.compile(r"[*_`\[\]\\$~|]")
 
