@@ -151,7 +151,7 @@ EXPLANATIONS = {
         "every query scores against key i. Row i of the score matrix belongs to query i: "
         "scores = Q @ K.T, so scores[i, j] = q_i . k_j, and the softmax runs along each row."),
     "scores_returned_scaled": (
-        "The scores {you} return are already divided by sqrt(d_k){sqrt_num}: the function's third "
+        "The scores {you:return} are already divided by sqrt(d_k){sqrt_num}: the function's third "
         "output is the raw Q @ K.T, and only the softmax's input is scaled. {fix}Keep "
         "scores = Q @ K.T, and take softmax(scores / sqrt(d_k))."),
     "spread_of_scaled_scores": (

@@ -235,10 +235,12 @@ def diagnose_any(ref, call: Call, value) -> str | None:
 
 # ---------------------------------------------------------------- comparing arrays
 
-def compare(got: np.ndarray, expected: np.ndarray, what: str, atol: float, rtol: float) -> Comparison:
-    """pytest-approx style, smaller: shape first, then how many differ, then a few of them."""
+def compare(got: np.ndarray, expected: np.ndarray, what: str, atol: float, rtol: float,
+            expected_note: str = "") -> Comparison:
+    """pytest-approx style, smaller: shape first, then how many differ, then a few of them.
+    ``expected_note``: what the check says of the expected values ("bank on river is 0.500")."""
     if got.shape != expected.shape:
-        return Comparison(what, tuple(got.shape), tuple(expected.shape))
+        return Comparison(what, tuple(got.shape), tuple(expected.shape), expected_note=expected_note)
     g, e = got.astype(np.float64), expected.astype(np.float64)
     bad = ~np.isclose(g, e, atol=atol, rtol=rtol)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -253,7 +255,7 @@ def compare(got: np.ndarray, expected: np.ndarray, what: str, atol: float, rtol:
         g2, e2 = g.reshape(1, -1), e.reshape(1, -1)
     return Comparison(what, tuple(got.shape), tuple(expected.shape), int(bad.sum()), int(e.size),
                       int(np.isnan(g).sum()), int((np.isinf(g) & bad).sum()), largest, lead, _shown(g2), _shown(e2),
-                      e2.shape[0] > SHOWN, e2.shape[1] > SHOWN)
+                      e2.shape[0] > SHOWN, e2.shape[1] > SHOWN, expected_note)
 
 
 def _shown(m: np.ndarray) -> tuple[tuple[float, ...], ...]:
@@ -267,15 +269,17 @@ def side_by_side(got: np.ndarray, expected: np.ndarray, left: str, right: str) -
     return results.side_by_side(_shown(got), _shown(expected), left, right, cut(got), cut(expected))
 
 
-def expect_close(got, expected: np.ndarray, func: str, what: str, *inputs, atol: float | None = None) -> None:
+def expect_close(got, expected: np.ndarray, func: str, what: str, *inputs, atol: float | None = None,
+                 expected_note: str = "") -> None:
     """Fail with a readable difference unless ``got`` matches ``expected``.
 
-    ``atol`` overrides the dtype's tolerance, for worked numbers given to 3 decimals.
+    ``atol`` overrides the dtype's tolerance, for worked numbers given to 3 decimals;
+    ``expected_note`` says what the expected values are ("bank on river is 0.500").
     """
     got = as_array(got, func, what)
     atol, rtol = (atol, 0.0) if atol is not None else tolerance(got, *inputs)
     if not is_close(got, expected, atol, rtol):
-        raise failed(comparison=compare(got, expected, f"{func}'s {what}", atol, rtol))
+        raise failed(comparison=compare(got, expected, f"{func}'s {what}", atol, rtol, expected_note))
 
 
 def matches_reference(call: Call, pick: Callable[[Any], Any] = lambda v: v, what: str = "output",
@@ -309,14 +313,15 @@ def matches_reference(call: Call, pick: Callable[[Any], Any] = lambda v: v, what
 
 
 def matches_worked(call: Call, pick: Callable[[Any], Any] = lambda v: v, what: str = "output",
-                   heatmap: Callable[[Any], Any] | None = None, loud: bool = False):
+                   heatmap: Callable[[Any], Any] | None = None, loud: bool = False, expected_note: str = ""):
     """A visible judge: the student's output (``pick`` of it) equals the worked example's,
     the answer on these public inputs that the notebook shows (worked_examples.py). No
     reference is needed; a failing output is named from the same table (run_judge).
 
     ``loud``: the call's scores are past exp()'s range, and the check holds a second call,
     an ordinary example of the same function. Non-finite output here beside finite output
-    there is an overflow (a function that is nan everywhere is not named)."""
+    there is an overflow (a function that is nan everywhere is not named). ``expected_note``:
+    what the worked example's answer is, in words ("row 1: about 0.841, 0.540")."""
     from . import worked_examples
 
     def judge(outcomes, ref):
@@ -340,7 +345,7 @@ def matches_worked(call: Call, pick: Callable[[Any], Any] = lambda v: v, what: s
         pic = (heatmap(expected), heatmap(got)) if heatmap is not None and got.shape == expected.shape else None
         if is_close(got, expected, atol, rtol):
             return Verdict(True, f"{call.func}'s {what} on the worked example is right.", heatmap=pic)
-        difference = compare(got, expected, f"{call.func}'s {what} on the worked example", atol, rtol)
+        difference = compare(got, expected, f"{call.func}'s {what} on the worked example", atol, rtol, expected_note)
         found = worked_examples.name(call, value)
         if found:  # the table knows this output; the overflow guess below is only a guess
             raise failed(mistake=found, func=call.func, numbers=misconceptions.context(call), comparison=difference,

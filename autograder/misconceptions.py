@@ -30,12 +30,44 @@ class Audience(enum.Enum):
     INSTRUCTOR = "instructor"
 
 
+def third_person(verb: str) -> str:
+    """A verb in the present tense as it agrees with "the student": "returns", "divides",
+    "passes", "tries", "has", "is"."""
+    irregular = {"are": "is", "have": "has", "do": "does", "go": "goes"}
+    if verb in irregular:
+        return irregular[verb]
+    if verb.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if len(verb) > 1 and verb.endswith("y") and verb[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+class Subject(str):
+    """Who an explanation's sentence is about: "you", or "the student" (third person). Named
+    with the verb that follows it, ``{you:return}``, it gives the verb agreeing with it: "you
+    return", "the student returns". A template writes a present-tense verb after it that way;
+    a past one (``{you} divided``) agrees with both alone."""
+    third: bool
+
+    def __new__(cls, words: str, third: bool) -> "Subject":
+        subject = super().__new__(cls, words)
+        subject.third = third
+        return subject
+
+    def __format__(self, verb: str) -> str:
+        if not verb:
+            return str(self)
+        return f"{self} {third_person(verb) if self.third else verb}"
+
+
 # The words an explanation's template names by audience ("{Your} weights are too flat.
 # {fix}Subtract ..."): each template is written once, and read to the student or about them.
 WORDS = {
-    Audience.STUDENT: {"Your": "Your", "your": "your", "You": "You", "you": "you", "fix": ""},
-    Audience.INSTRUCTOR: {"Your": "The student's", "your": "the student's", "You": "The student", "you": "the student",
-                          "fix": "The fix: "},
+    Audience.STUDENT: {"Your": "Your", "your": "your", "You": Subject("You", False), "you": Subject("you", False),
+                       "fix": ""},
+    Audience.INSTRUCTOR: {"Your": "The student's", "your": "the student's", "You": Subject("The student", True),
+                          "you": Subject("the student", True), "fix": "The fix: "},
 }
 
 

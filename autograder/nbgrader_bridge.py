@@ -659,6 +659,7 @@ SAFE_STEPS = frozenset({
     f"{__name__}.RecordEngineGrades",
     f"{__name__}.RecordEngineComment",
     f"{__name__}.ScrubGradedTracebacks",
+    f"{__name__}.RenderMathOffline",
 })
 # Where each command's steps come from. Autograde empties its exporter's steps and registers
 # its two lists alone (nbgrader 0.9's Autograde._init_preprocessors); GenerateFeedback keeps
@@ -738,6 +739,15 @@ _unreadable: dict[tuple[str, str, str], Path] = {}
 
 # What the comment of the notebook's first answer cell says when nbgrader could not read it.
 UNREADABLE_COMMENT = "The grader could not read this notebook, so every exercise scores 0: {why}"
+# nbgrader shows a comment as markdown, whose raw HTML it passes through (nbconvert's
+# markdown2html): a reason quoting the submission is written as text, each character markdown
+# or HTML would read as markup a character reference or escaped.
+_MARKUP = {"&": "&amp;", "<": "&lt;", ">": "&gt;", **{c: "\\" + c for c in "\\`*_{}[]()#+-.!|$~"}}
+
+
+def markdown_text(text: str) -> str:
+    """``text`` as markdown that shows exactly it."""
+    return "".join(_MARKUP.get(c, c) for c in text)
 
 
 def comment_unreadable(nb, info: dict, verdict: Verdict) -> None:
@@ -755,7 +765,7 @@ def comment_unreadable(nb, info: dict, verdict: Verdict) -> None:
                  if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") in by_name]
         if not names:
             raise GraderError(f"the notebook {info['notebook']} has no answer cell to comment on")
-        by_name[names[0]].auto_comment = UNREADABLE_COMMENT.format(why=why)
+        by_name[names[0]].auto_comment = UNREADABLE_COMMENT.format(why=markdown_text(why))
         gb.db.commit()
 
 
@@ -900,7 +910,20 @@ def _preprocessors() -> dict[str, type]:
                         output["traceback"] = [f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"]
             return cell, resources
 
-    classes = (ReadOrStandIn, GradeWithEngine, RecordEngineGrades, RecordEngineComment, ScrubGradedTracebacks)
+    class RenderMathOffline(NbGraderPreprocessor):
+        """Feedback step: the LaTeX of every markdown cell becomes MathML (report/mathml.py), which
+        the browser draws with no script; the feedback template (report/nbconvert/) loads no
+        MathJax from a CDN, so the page reads the same offline."""
+
+        def preprocess_cell(self, cell, resources, index):
+            if cell.cell_type == "markdown":
+                from .report.mathml import markdown_with_mathml
+
+                cell.source = markdown_with_mathml(cell.source)
+            return cell, resources
+
+    classes = (ReadOrStandIn, GradeWithEngine, RecordEngineGrades, RecordEngineComment, ScrubGradedTracebacks,
+               RenderMathOffline)
     for c in classes:  # named as nbgrader_config.py names them (the module's __getattr__ serves them)
         c.__qualname__ = c.__name__
     return {c.__name__: c for c in classes}
@@ -909,6 +932,6 @@ def _preprocessors() -> dict[str, type]:
 def __getattr__(name):
     # nbgrader is imported only when its config asks for these classes, never by the grader itself.
     if name in ("ReadOrStandIn", "GradeWithEngine", "RecordEngineGrades", "RecordEngineComment",
-                "ScrubGradedTracebacks"):
+                "ScrubGradedTracebacks", "RenderMathOffline"):
         return _preprocessors()[name]
     raise AttributeError(name)

@@ -11,6 +11,21 @@ import os
 from pathlib import Path
 
 
+FEEDBACK_TEMPLATE = "autograder_feedback"
+
+
+def feedback_template_dirs() -> list[str]:
+    """Where nbconvert finds the feedback template: this package's, then nbgrader's (which it
+    extends), found without importing nbgrader."""
+    import importlib.util
+
+    nbgrader = importlib.util.find_spec("nbgrader")
+    if nbgrader is None or not nbgrader.submodule_search_locations:
+        return [str(Path(__file__).parent / "report" / "nbconvert")]
+    theirs = Path(list(nbgrader.submodule_search_locations)[0]) / "server_extensions" / "formgrader" / "templates"
+    return [str(Path(__file__).parent / "report" / "nbconvert"), str(theirs)]
+
+
 def configure(c, course_id: str, folder: str | None = None) -> None:
     """Configure nbgrader (``c``, its config object) to grade for the course in ``folder``:
     by default the folder nbgrader runs in when it is a course (holds course.toml); an nbgrader
@@ -59,8 +74,15 @@ def configure(c, course_id: str, folder: str | None = None) -> None:
         "nbgrader.preprocessors.GetGrades",
         "nbgrader.preprocessors.ClearHiddenTests",
         "autograder.nbgrader_bridge.ScrubGradedTracebacks",  # a traceback quotes its cell's source
+        "autograder.nbgrader_bridge.RenderMathOffline",  # the notebook's LaTeX as MathML
         "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     ]
+    # The feedback page is nbgrader's own template with nothing loaded at view time (no MathJax
+    # from a CDN: the math is MathML already) and the engine's report wrapping its long lines
+    # (report/nbconvert/autograder_feedback). Set on GenerateFeedback's exporter alone, so
+    # formgrader's pages keep their own template.
+    c.GenerateFeedback.HTMLExporter.template_name = FEEDBACK_TEMPLATE
+    c.GenerateFeedback.HTMLExporter.extra_template_basedirs = feedback_template_dirs()
 
     # Exchange.root is not set here: instructors and students must read the same absolute path,
     # and students never read the course's file. It goes once in a file both read

@@ -104,14 +104,19 @@ class Comparison:
     expected: tuple[tuple[float, ...], ...] = ()
     more_rows: bool = False  # the matrix has more rows than shown
     more_columns: bool = False
+    # What the check says of the expected values ("bank on river is 0.500"): said as the
+    # expected ones', never as if it were the student's.
+    expected_note: str = ""
 
     def headline(self) -> str:
+        note = f" Expected: {self.expected_note}." if self.expected_note else ""
         if self.got_shape != self.expected_shape:
-            return f"{self.what} has shape {self.got_shape}, expected {self.expected_shape}."
+            return f"{self.what} has shape {self.got_shape}, expected {self.expected_shape}." + note
         counts = (f"{self.nan} of them nan" if self.nan else "", f"{self.inf} of them infinite" if self.inf else "",
                   f"largest difference {self.largest:.3g}" if self.largest is not None else "")
         detail = "; ".join(x for x in counts if x)
-        return f"{self.what}: {self.differ} of {self.size} entries differ" + (f" ({detail})." if detail else ".")
+        return (f"{self.what}: {self.differ} of {self.size} entries differ" + (f" ({detail})." if detail else ".")
+                + note)
 
     def table(self) -> str:
         """The rows shown, yours then expected ('' when the shapes differ)."""
@@ -375,6 +380,8 @@ def _finding_doc(f: Finding) -> dict:
             "at": list(c.at), "got": [[_number(v) for v in r] for r in c.got],
             "expected": [[_number(v) for v in r] for r in c.expected],
             "more_rows": c.more_rows, "more_columns": c.more_columns}
+        if c.expected_note:
+            doc["comparison"]["expected_note"] = c.expected_note
     return doc
 
 
@@ -387,7 +394,8 @@ def _finding(doc) -> Finding | None:
         comparison = None if c is None else Comparison(
             str(c["what"]), _ints(c["got_shape"]), _ints(c["expected_shape"]), int(c["differ"]), int(c["size"]),
             int(c["nan"]), int(c["inf"]), None if c["largest"] is None else float(c["largest"]), _ints(c["at"]),
-            _rows(c["got"]), _rows(c["expected"]), bool(c["more_rows"]), bool(c["more_columns"]))
+            _rows(c["got"]), _rows(c["expected"]), bool(c["more_rows"]), bool(c["more_columns"]),
+            str(c.get("expected_note", "")))
         numbers = doc.get("numbers", {})
         detail = doc.get("detail")
         if not isinstance(numbers, dict) or not (detail is None or isinstance(detail, str)):

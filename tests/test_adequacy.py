@@ -98,3 +98,22 @@ def test_the_command_prints_and_writes_the_block_courses_matrix(tmp_path):
 def test_the_command_refuses_no_students():
     done = _run("-m", "autograder", "adequacy", "--course", str(BLOCK), "--students", "0")
     assert done.returncode == 2 and "--students" in done.stderr
+
+
+HOSTILE = "<img src=x onerror=alert(1)> o'neil & co {{ 7*7 }}"
+
+
+def test_the_page_shows_every_text_as_text():
+    """A check's title, a mistake's name and its reason are text on the page, whatever they hold."""
+    import re
+    from html import unescape
+
+    from autograder.assignments import ASSIGNMENTS
+    from autograder.report.adequacy import html
+
+    name = next(iter(next(iter(ASSIGNMENTS.values()))))
+    row = adequacy.Row(HOSTILE, "some_id", name, False, HOSTILE, (adequacy.Cell(HOSTILE, False, 1, 1, 0, 1),), (1.0,))
+    page = html(adequacy.Matrix((row,), 1))
+    assert "<img" not in page and "49" not in page
+    assert unescape(re.sub(r"<[^>]+>", " ", page)).count(HOSTILE) == 2  # the mistake and its reason
+    assert f"title='{HOSTILE}'" not in page and HOSTILE in unescape(page)  # the cell's title, an attribute

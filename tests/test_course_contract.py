@@ -235,6 +235,26 @@ def test_each_mistakes_words_speak_to_the_student_and_about_them_to_the_instruct
         assert not re.search(r"\byou(r)?\b", about_them, re.I), about_them
 
 
+# What may follow a bare {you}: a verb in the past, or a modal, both of which agree with "you"
+# and "the student" alike. A verb in the present is written {you:verb} (misconceptions.Subject).
+AGREES_WITH_BOTH = re.compile(r"\w+ed|took|made|wrote|gave|got|left|put|set|ran|split|kept|built|found|had|did|"
+                              r"went|can|could|should|would|will|must|may|might|also|then|never")
+
+
+def templates() -> dict[str, str]:
+    words = COURSE.explanations
+    return {**{m: t for m, t in words.EXPLANATIONS.items()},
+            **{f"{m} in {f}": t for (m, f), t in getattr(words, "FOR_EXERCISE", {}).items()}}
+
+
+@pytest.mark.parametrize("name", sorted(templates()))
+def test_each_verb_after_the_reader_agrees_with_both_readers(name):
+    """Read about the student, "{you} return" would say "the student return": a verb in the
+    present names itself in the field, {you:return}, and agrees ("the student returns")."""
+    for m in re.finditer(r"\{[Yy]ou\} (\w+)", templates()[name]):
+        assert AGREES_WITH_BOTH.fullmatch(m.group(1)), f"{name}: write {{{m.group(0)[1:4]}:{m.group(1)}}}"
+
+
 @pytest.mark.parametrize("mistake", CATALOGUE, ids=lambda m: m.name)
 def test_a_catalogued_mistake_is_never_named_as_another_one(matrix, mistake):
     """A check names a mistake only by its output: another entry's id on this one's output is a

@@ -5,7 +5,7 @@ Fast: results are made here (no sandbox); tests/test_browser.py opens real pages
 import dataclasses
 import json
 import re
-from html import escape
+from html import unescape
 from pathlib import Path
 from urllib.parse import quote, unquote
 
@@ -17,9 +17,9 @@ from autograder.checks import compare, failed, returned
 from autograder.class_results import Failure, StudentRow, summarize, summarize_class
 from autograder.crashes import NO_RESULT, Ended, clause
 from autograder.grade import grade, to_test_result, ungraded
-from autograder.misconceptions import explain, explanations
+from autograder.misconceptions import OWN, WORDS, Audience, explain, explanations
 from autograder.names import file_stem
-from autograder.report.dashboard import WHAT_IT_MEANS, mistake_meaning, write_dashboard
+from autograder.report.dashboard import mistake_meaning, write_dashboard
 from autograder.report.feedback import feedback_html, heatmap_svg, markdown, plain, printed_once
 from autograder.report.index import find_dashboards, write_index
 from autograder.results import RESTARTED, CellEnd, CellProblem, Kind, Results
@@ -99,6 +99,11 @@ def broken_notebook(folder: Path) -> Path:
     return path
 
 
+def text(html: str) -> str:
+    """What a reader sees of a piece of a page: its text, the markup gone, the characters read back."""
+    return unescape(re.sub(r"<[^>]+>", "", html))
+
+
 def section(page: str, exercise: str) -> str:
     start = page.index(f"id='ex-{exercise}'")
     end = page.find("<section", start)
@@ -134,8 +139,11 @@ def test_each_diagnosis_is_shown_once_per_exercise():
 def test_the_difference_is_shown_from_the_arrays_compared_and_no_bare_cell_number():
     page = feedback_html("ada", "ps2", dk_results(printed="hello\n"))
     sdpa = section(page, SDPA)
-    assert escape(FLAT_VS_WEIGHTS.headline()) in sdpa and escape(FLAT_VS_WEIGHTS.table()) in sdpa
-    assert sdpa.count(escape(FLAT_VS_WEIGHTS.headline())) == 1  # the same difference is shown once
+    assert text(sdpa).count(FLAT_VS_WEIGHTS.headline()) == 1  # the same difference is shown once
+    tables = re.findall(r"<table class='array'><caption>([^<]*)</caption>(.*?)</table>", sdpa)
+    assert [caption for caption, _ in tables] == ["yours", "expected"]  # the student's, then the expected
+    for (_, rows), want in zip(tables, (FLAT_VS_WEIGHTS.got, FLAT_VS_WEIGHTS.expected), strict=True):
+        assert re.findall(r"<td>([^<]*)</td>", rows) == [f"{v:.3f}" for r in want for v in r]
     assert not re.search(r"(?<!notebook )cell 17", page)
 
 
@@ -152,7 +160,7 @@ def test_a_student_who_prints_the_restart_line_has_it_shown_as_printed():
     printed = f"epoch 1\n{RESTARTED}\nepoch 1\n"
     page = feedback_html("ada", "ps2", dk_results(printed=printed))
     shown = page[page.index("<details>"):]
-    assert shown.count("epoch 1") == 2 and escape(RESTARTED) in shown and "ran again" not in shown
+    assert shown.count("epoch 1") == 2 and RESTARTED in text(shown) and "ran again" not in shown
 
 
 def test_a_submission_nothing_could_run_says_so_once(tmp_path):
@@ -176,14 +184,33 @@ def test_a_crash_says_which_kind():
     page = feedback_html("ada", "ps2", results)
     assert "used more memory than the limit (2048 MiB)" in page and "grows without bound" in page
     assert page.count("used more memory than the limit") == 2  # what to fix, and the first check (not every one)
+
+
+def verdict_badges(page: str) -> list[str]:
     verdict = page[page.index("class='verdict'"):page.index("</section>")]
-    assert "<span class='tag bad'>crashed</span>" in verdict  # a process that ended, not an error raised
+    return re.findall(r"<span class='tag bad'>([^<]*)</span>", verdict)
+
+
+# Each way a process ends (crashes.Ended's kinds) has its own badge, none of them an error raised.
+ENDINGS = {Ended("exit", 1): "exited", Ended("memory", 9, 2 << 30): "killed: out of memory",
+           Ended("cpu", 24): "killed: out of CPU time", Ended("signal", 15): "killed by a signal",
+           Ended("crash", 11): "crashed", Ended("unknown"): "stopped"}
+
+
+@pytest.mark.parametrize("ended", ENDINGS, ids=[e.kind for e in ENDINGS])
+def test_the_badge_of_a_process_that_ended_follows_how_it_ended(ended):
+    page = feedback_html("ada", "ps2", graded({"fused_self_attention": crashing(ended)}))
+    assert verdict_badges(page) == [ENDINGS[ended]]
+
+
+def test_a_hang_has_its_own_badge():
+    page = feedback_html("ada", "ps2", graded({"fused_self_attention": lambda calls: ExerciseRun("timeout")}))
+    assert "ran out of time" in page[page.index("class='verdict'"):page.index("</section>")]
 
 
 def test_an_error_raised_is_not_called_a_crash():
     page = feedback_html("ada", "ps2", dk_results())
-    verdict = page[page.index("class='verdict'"):page.index("</section>")]
-    assert "<span class='tag bad'>raised an error</span>" in verdict and "tag bad'>crashed<" not in verdict
+    assert verdict_badges(page) == ["raised an error"]
 
 
 def test_the_students_heatmap_is_beside_the_expected_one_with_axes_and_a_scale():
@@ -229,7 +256,7 @@ def funcs_of(mistake: str) -> list[str]:
     return ["softmax", SDPA, *(f for m, f in FOR_EXERCISE if m == mistake)]
 
 
-@pytest.mark.parametrize("mistake", sorted(set(explanations()) - set(WHAT_IT_MEANS)))
+@pytest.mark.parametrize("mistake", sorted(set(explanations()) - set(OWN)))
 def test_explanations_on_the_instructors_page_speak_about_the_student(mistake):
     for func in funcs_of(mistake):
         text = mistake_meaning(mistake, func)
@@ -240,6 +267,14 @@ def test_explanations_on_the_instructors_page_speak_about_the_student(mistake):
 def test_explanations_to_the_student_speak_to_them(mistake):
     for func in funcs_of(mistake):
         assert not re.search(r"the student|The fix:", explain(mistake, func=func)), mistake
+
+
+@pytest.mark.parametrize("verb, agreed", [("return", "returns"), ("subtract", "subtracts"), ("divide", "divides"),
+                                          ("pass", "passes"), ("try", "tries"), ("have", "has"), ("are", "is")])
+def test_a_verb_named_with_the_reader_agrees_with_them(verb, agreed):
+    template = f"{{you:{verb}}} it; {{You:{verb}}} it"
+    assert template.format(**WORDS[Audience.INSTRUCTOR]) == f"the student {agreed} it; The student {agreed} it"
+    assert template.format(**WORDS[Audience.STUDENT]) == f"you {verb} it; You {verb} it"
 
 
 def test_the_instructors_words_come_from_the_template_not_from_its_text(monkeypatch):
@@ -300,7 +335,7 @@ def test_the_dashboard_says_who_made_each_mistake_in_which_exercise(graded_class
     page = (out / "class.html").read_text()
     row = next(r for r in page.split("class='mistake'") if "<code>scale_by_dk</code>" in r)
     assert "2 students (33%)" in row and f"<code>{SDPA}</code>" in row and "feedback/ben.html" in row
-    assert "The student&#x27;s attention weights are too flat" in row or "The student's attention" in row
+    assert "The student's attention weights are too flat" in text(row)
     assert not re.search(r"\byour?\b", row, re.I)
 
 
@@ -375,3 +410,35 @@ def test_a_problem_that_only_reads_like_a_cells_is_tied_to_nothing():
     results = graded({"attention_shapes": lambda calls: ExerciseRun("ok", (error,) * calls)})
     results.problems = ["cell 4 raised ValueError: bad shapes here"]  # not the sandbox's: no cell problem behind it
     assert "the error attention_shapes raises" not in feedback_html("ada", "ps2", results)
+
+
+def test_the_dashboard_says_how_a_process_ended_not_that_it_raised_an_error(graded_class):
+    out, _ = graded_class
+    page = (out / "class.html").read_text()
+    blocks = [r[:r.index("</div>")] for r in page.split("class='mistake'")[1:]]
+    (block,) = [b for b in blocks if "feedback/cy.html" in b]  # cy's code called os._exit
+    assert re.findall(r"<span class='tag bad'>([^<]*)</span>", block) == ["exited"]
+    assert "ended the Python process" in text(block) and "raised an error" not in text(block)
+    roster = page[page.index("id='roster'"):]
+    row = next(r for r in roster.split("<tr>") if "feedback/cy.html" in r)
+    assert ">exited</span>" in row
+
+
+def test_each_sets_index_lists_every_set_graded_beside_it(graded_class, tmp_path):
+    """A dashboard links its folder's index.html as the index of all sets: the set graded
+    later (ps1 here) is listed in the earlier one's too; a folder that is no set's keeps its files."""
+    out, _ = graded_class
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "class.html").write_text("<p>not a dashboard</p>")
+    (notes / "index.html").write_text("mine")
+    rows: list[StudentRow] = []
+    write_dashboard(tmp_path / "ps1", summarize_class("ps1", rows), rows)
+    for folder in (out, tmp_path / "ps1"):
+        page = (folder / "index.html").read_text()
+        hrefs = re.findall(r"href='([^']+)'", page)
+        sets = sorted((folder / unquote(h)).resolve() for h in hrefs)
+        assert sets == [(out / "class.html").resolve(), (tmp_path / "ps1" / "class.html").resolve()]
+        assert "ps1: class dashboard" in page and "ps2: class dashboard" in page
+    assert (notes / "index.html").read_text() == "mine"
+    assert "href='index.html'>← all problem sets" in (out / "class.html").read_text()

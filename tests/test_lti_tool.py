@@ -364,3 +364,12 @@ def test_a_bad_configuration_is_one_line(tool_config, tmp_path, capsys, change, 
     assert cli.main(["lti", "serve", "--config", str(tmp_path / "t.json")]) == 2
     err = capsys.readouterr().err
     assert why in err and err.count("\n") == 1
+
+
+def test_the_launch_page_shows_a_name_as_text():
+    """The name on the page after a launch comes from the platform's id_token: text, never markup."""
+    from autograder.report.render import render
+
+    name = "<img src=x onerror=alert(1)> o'neil & co {{ 7*7 }}"
+    page = render("lti_launch.html.j2", lines=[f"Launched as {name} in Transformers 101."])
+    assert "<img" not in page and "49" not in page and f"Launched as {name}" in html.unescape(page)

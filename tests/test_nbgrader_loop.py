@@ -577,6 +577,15 @@ def test_feedback_shows_no_hidden_test_and_no_reference_code(course):
     assert answers and [a for a in answers if a in page] == []
 
 
+def test_feedback_loads_nothing_and_draws_its_math_as_mathml(course):
+    """What generate_feedback wrote: the grader's template (tests/test_browser.py opens one)."""
+    import re
+
+    page = (course / "feedback" / "zz_untouched" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert not re.search(r"<(script|link|img)[^>]*(src|href)=[\"']?(https?:)?//", page)  # no CDN's MathJax
+    assert page.count("<math") > 10 and "overflow-wrap: anywhere" in page
+
+
 def test_grade_cells_carry_the_engines_points(course):
     nb = json.loads((course / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
     points = {c["metadata"]["nbgrader"]["grade_id"]: c["metadata"]["nbgrader"]["points"]

@@ -177,3 +177,50 @@ def test_the_notebooks_problems_and_its_printing_are_told_apart(monkeypatch, tmp
     assert about.split("About the notebook as a whole:\n", 1)[1].strip() == results.problems[0]
     assert shown.startswith(f" in the grader's sandbox (the last {len(printed)} characters):\n{printed}")
     assert all("About the notebook" not in c.outputs[0].text for c in others)
+
+
+# ---------------------------------------------------------------- what the feedback page shows
+
+HOSTILE = "<img src=x onerror=alert(1)> o'neil & co {{ 7*7 }} $x$ *a* [l](u) `c` \\n"
+
+
+def test_a_comment_shows_its_reason_as_text():
+    """nbgrader renders a comment as markdown, raw HTML passed through: the reason an unreadable
+    notebook scores 0 (which may quote the file) is written so that markdown shows exactly it."""
+    from html import unescape
+
+    from nbconvert.filters.markdown import markdown2html
+
+    html = markdown2html(nbgrader_bridge.markdown_text(HOSTILE))
+    assert "<img" not in html and "<a " not in html and "<code>" not in html and "<em>" not in html
+    assert unescape(html.strip().removeprefix("<p>").removesuffix("</p>")) == HOSTILE
+
+
+@pytest.mark.parametrize("assignment", sorted(__import__("autograder.assignments").assignments.ASSIGNMENTS))
+def test_every_formula_of_the_notebooks_is_drawn_as_mathml(assignment):
+    """No dollar is left in the released notebook's prose once its math is MathML, but in code."""
+    import json
+    import re
+
+    from autograder.report.mathml import markdown_with_mathml
+
+    nb = json.loads((ROOT / "assignments" / assignment / f"{assignment}.ipynb").read_text())
+    drawn = [markdown_with_mathml("".join(c["source"])) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    assert sum(d.count("<math") for d in drawn) > 10
+    prose = [re.sub(r"```.*?```|`[^`]*`", "", d, flags=re.S) for d in drawn]
+    assert [p for p in prose if "$" in p] == []
+
+
+def test_math_in_code_and_dollars_in_prose_are_left_alone():
+    from autograder.report.mathml import markdown_with_mathml
+
+    for text in ("`$x$` costs", "costs $5 and $6 each", "an escaped \\$x\\$", "```\n$x$\n```", "    $x$ indented"):
+        assert markdown_with_mathml(text) == text
+
+
+def test_the_feedback_page_is_the_graders_template_on_generate_feedbacks_exporter_alone():
+    """Formgrader's pages keep their template: the setting is GenerateFeedback's exporter's."""
+    config = course_config()
+    assert config.GenerateFeedback.HTMLExporter.template_name == "autograder_feedback"
+    assert "template_name" not in config.HTMLExporter
+    assert "autograder.nbgrader_bridge.RenderMathOffline" in config.GenerateFeedback.preprocessors

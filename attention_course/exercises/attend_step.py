@@ -16,7 +16,7 @@ def _known(call, weights, what):
     def judge(outcomes, ref):
         out, got = parts(returned(outcomes[0], F), 2, F, "out, weights")
         expect_close(got, weights, F, f"weights {what}", *call.args)
-        expect_close(out, weights @ V, F, f"output {what} (weights @ V_cache)", *call.args)
+        expect_close(out, weights @ V, F, f"output {what}", *call.args, expected_note="weights @ V_cache")
         return Verdict(True, f"the step {what} is right.")
     return judge
 
@@ -37,8 +37,8 @@ def checks(rng):
         rng.standard_normal(8), rng.standard_normal((6, 8)), rng.standard_normal((6, 4)))))
     return [
         Spec("sat's step against the cache of the cat sat", 1, visible=True).bind(
-            (c_sat,), all_of(matches_worked(c_sat, first_of(1), "weights (about 0.140, 0.284, 0.576)"),
-                matches_worked(c_sat, first_of(0), "output (about 1.284, 0.564)"))),
+            (c_sat,), all_of(matches_worked(c_sat, first_of(1), "weights", expected_note="about 0.140, 0.284, 0.576"),
+                matches_worked(c_sat, first_of(0), "output", expected_note="about 1.284, 0.564"))),
         Spec("scores over 1000 stay finite", 1, visible=True).bind(
             (c_loud, c_sat), matches_worked(c_loud, first_of(1), "weights", loud=True)),
         Spec("scale = 0.0 gives uniform weights", 1, visible=True).bind(

@@ -44,7 +44,8 @@ def _bk_free_sharp(call, expected):
             raise Fail(BK_MOVES)
         # b_K-free is what a constant or an output that ignores the keys is too: the check
         # counts only for the right output of a head whose answer is known.
-        expect_close(a, expected, F, "output of a sharp head (tokens 0, 1, 2 copy the values of 1, 2, 1)", X)
+        expect_close(a, expected, F, "output of a sharp head", X,
+                     expected_note="tokens 0, 1, 2 copy the values of 1, 2, 1")
         return Verdict(True, "the output does not depend on b_K.")
     return judge
 

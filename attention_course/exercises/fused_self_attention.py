@@ -37,7 +37,8 @@ def _sharp(call, expected):
             text = (f"with a sharp head (tokens 0, 1, 2 attend to 1, 2, 1) on X of shape {X.shape}, the output "
                     f"should be (T, h) = {expected.shape}, one value row per token; yours has shape {got.shape}.")
             raise failed(text, mistake)
-        expect_close(got, expected, F, "output of a sharp head (tokens 0, 1, 2 copy the values of 1, 2, 1)", X)
+        expect_close(got, expected, F, "output of a sharp head", X,
+                     expected_note="tokens 0, 1, 2 copy the values of 1, 2, 1")
         return Verdict(True, "a sharp head copies each token's target value.")
     return judge
 
@@ -56,7 +57,7 @@ def _uniform_keys(call, why="W_K = 0"):
             # Uniform weights blend the mean of whatever is blended: here, X itself.
             raise failed(f"With {why} your output is the mean of X's rows, shape {got.shape}; it should be the "
                          f"mean of the values X @ W_V, shape {expected.shape}.", "values_not_projected")
-        expect_close(got, expected, F, f"output when {why} (every row: the mean value)", X)
+        expect_close(got, expected, F, f"output when {why}", X, expected_note="every row is the mean value")
         return Verdict(True, f"with {why} every token gets the mean of the values.")
     return judge
 

@@ -60,7 +60,8 @@ def _sum_of_heads(call, expected):
                        "rows of W_O, and the blocks add up to the concatenate-then-project result.")
         # Adding up is what zeros do too: the check counts only for the right parts of a head
         # whose answer is known.
-        expect_close(per_head, expected, F, "per_head (head 0 copies the next token's value, head 1 token 0's)", X)
+        expect_close(per_head, expected, F, "per_head", X,
+                     expected_note="head 0 copies the next token's value, head 1 token 0's")
         return Verdict(True, "shapes are right and the heads' parts add up to out.")
     return judge
 

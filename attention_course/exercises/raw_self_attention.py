@@ -19,8 +19,9 @@ def _river_bank(call):
                        f"got {out.shape} and {weights.shape}.")
         _, want = worked_examples.answer(call)
         # within the notebook's table, which has 3 decimals
-        expect_close(weights, want, F, "river-bank weights (the table: the keeps 0.576 on itself)", atol=5e-4)
-        expect_close(out, weights @ RIVER_BANK, F, "out (should be weights @ X)", RIVER_BANK)
+        expect_close(weights, want, F, "river-bank weights", atol=5e-4,
+                     expected_note="as in the table, the keeps 0.576 on itself")
+        expect_close(out, weights @ RIVER_BANK, F, "out", RIVER_BANK, expected_note="weights @ X")
         return Verdict(True, "the river-bank weights match the worked example.")
     return judge
 

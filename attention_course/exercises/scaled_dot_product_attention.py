@@ -22,8 +22,10 @@ def _warm_jacket(call):
         if weights.shape != want_weights.shape or out.shape != want_out.shape:
             raise Fail(f"with one query and two keys expected weights {want_weights.shape} and out {want_out.shape}; "
                        f"got {weights.shape} and {out.shape}.")
-        expect_close(weights, want_weights, F, "weights for warm's query (about 0.12, 0.88)", atol=5e-4)
-        expect_close(out, want_out, F, "output for warm's query (about 0.12, 0.88)", atol=5e-4)
+        expect_close(weights, want_weights, F, "weights for warm's query", atol=5e-4,
+                     expected_note="about 0.12, 0.88")
+        expect_close(out, want_out, F, "output for warm's query", atol=5e-4,
+                     expected_note="about 0.12, 0.88")
         return Verdict(True, "warm attends 0.12 / 0.88 to itself and jacket, as in the worked example.")
     return judge
 
@@ -36,11 +38,16 @@ def _cat_sat(call):
             raise Fail(f"with 3 tokens and values of width 2 expected weights (3, 3) and out (3, 2); got "
                        f"{weights.shape} and {out.shape}.")
         # within the worked example's 3 decimals, as in the notebook
-        expect_close(weights[2], want_weights[2], F, "weights of row 2, sat (about 0.140, 0.284, 0.576)", atol=5e-4)
-        expect_close(out[2], want_out[2], F, "output of row 2, sat (about 1.284, 0.564)", atol=5e-4)
-        expect_close(weights, want_weights, F, "weights (row 0 sees only itself, row 1 the and cat)", atol=5e-4)
-        expect_close(weights[0], want_weights[0], F, "weights of row 0 (masked: exactly 1, 0, 0)", atol=1e-9)
-        expect_close(out, want_out, F, "output (row 0 is exactly v_the = (1, 2))", atol=5e-4)
+        expect_close(weights[2], want_weights[2], F, "weights of row 2, sat", atol=5e-4,
+                     expected_note="about 0.140, 0.284, 0.576")
+        expect_close(out[2], want_out[2], F, "output of row 2, sat", atol=5e-4,
+                     expected_note="about 1.284, 0.564")
+        expect_close(weights, want_weights, F, "weights", atol=5e-4,
+                     expected_note="row 0 sees only itself, row 1 the and cat")
+        expect_close(weights[0], want_weights[0], F, "weights of row 0", atol=1e-9,
+                     expected_note="masked, exactly 1, 0, 0")
+        expect_close(out, want_out, F, "output", atol=5e-4,
+                     expected_note="row 0 is exactly v_the = (1, 2)")
         return Verdict(True, "the causal 'cat sat' head matches the worked example.")
     return judge
 
@@ -84,7 +91,7 @@ def _shapes(call):
             text = (f"your weights are not softmax(Q K^T / sqrt(d_k)) with d_k = {d_k}: in each row the log-ratio "
                     "of two keys' weights should be the difference of their scores times 1/sqrt(d_k).")
             raise failed(text, mistake, numbers={"d_k": d_k})
-        expect_close(out, weights @ V, F, "output (should be weights @ V)", Q, K, V)
+        expect_close(out, weights @ V, F, "output", Q, K, V, expected_note="weights @ V")
         return Verdict(True, "shapes are right, every row of weights sums to 1, and the weights are softmax "
                              "of the scaled scores.")
     return judge
@@ -99,8 +106,10 @@ def _uniform(call):
 
     def judge(outcomes, ref):
         out, weights = _attention(outcomes[0])
-        expect_close(weights, want_w, F, "weights with scale=0.0 (row i: 1/(i + 1) on keys 0..i)", *call.args[:3])
-        expect_close(out, want_w @ V, F, "output with scale=0.0 (row i: the mean of values 0..i)", *call.args[:3])
+        expect_close(weights, want_w, F, "weights with scale=0.0", *call.args[:3],
+                     expected_note="row i is 1/(i + 1) on keys 0..i")
+        expect_close(out, want_w @ V, F, "output with scale=0.0", *call.args[:3],
+                     expected_note="row i is the mean of values 0..i")
         return Verdict(True, "scale=0.0 is honoured: every visible key gets the same weight.")
     return judge
 
@@ -149,7 +158,8 @@ def checks(rng):
         Spec("a finite mask (-1e9) hides keys as -inf does", 1, visible=True).bind(
             (c_finite,), matches_worked(c_finite, first_of(1), "weights with a mask of 0 and -1e9")),
         Spec("a hidden key gets weight 0 however high it scores", 1, visible=True).bind(
-            (c_dominant,), matches_worked(c_dominant, first_of(1), "weights (query 0's hidden key scores 10000.5)")),
+            (c_dominant,), matches_worked(c_dominant, first_of(1), "weights",
+                                                   expected_note="query 0's hidden key scores 10000.5")),
         Spec("weights match the reference", 2).bind((c_plain,), matches_reference(c_plain, weights, "weights", heat)),
         Spec("output matches the reference", 1).bind((c_plain,), matches_reference(c_plain, out, "out")),
         Spec("an additive mask is applied", 2).bind((c_masked,), matches_reference(c_masked, weights, "weights", heat)),

@@ -3,17 +3,17 @@
 The CSV gets grades.csv's protection (report/table.py's ``neutralise``: no cell starts a
 formula) and readable one-line names. The page is one offline file (the other pages' style,
 no script, nothing loaded from elsewhere); every name and every character of code or output
-from a submission is HTML-escaped (``html.escape``), the highlighting being the only markup
-put between escaped pieces.
+from a submission is escaped by the template (templates/integrity.html.j2), the highlighting
+being the only markup put between the pieces.
 """
 from __future__ import annotations
 
 import csv
 import io
-from html import escape
+from typing import NamedTuple
 
 from ..names import one_line, readable
-from ..report.feedback import STYLE
+from ..report.render import render
 from ..report.table import neutralise
 from .result import IntegrityResult
 from .scoring import AMOUNT, Pair, Student, common_count, defs_in, regions_of
@@ -22,12 +22,6 @@ from .traces import STRENGTH
 COLUMNS = ["student_a", "student_b", "score", "flagged", "signals", "evidence", "code_score", "trace_score"]
 MAX_SHOWN = 50  # flagged pairs shown side by side; the CSV has every reported pair
 MAX_UNIT = 20_000  # characters of one unit shown: a hostile cell of a megabyte is cut
-EXTRA_STYLE = """
-.pair{border:2px solid #d0d0d0;border-radius:8px;padding:.6rem 1rem;margin:1.2rem 0}
-.sides{display:grid;grid-template-columns:1fr 1fr;gap:.8rem} .sides>div{min-width:0}
-mark{background:#ffd8a8;color:inherit;padding:0}
-@media (max-width:48rem){.sides{grid-template-columns:1fr}}
-"""
 
 
 def signals(p: Pair) -> list[str]:
@@ -65,105 +59,42 @@ def integrity_csv(pairs: list[Pair], threshold: float) -> str:
     return buf.getvalue()
 
 
-def highlighted(source: str, regions: list[tuple[int, int]]) -> str:
-    """``source`` escaped, with ``regions`` (character ranges) in <mark>."""
+def highlighted(source: str, regions: list[tuple[int, int]]) -> list[tuple[str, bool]]:
+    """``source`` as pieces, each with whether it lies in one of ``regions`` (character
+    ranges): the page marks those."""
     out, at = [], 0
     for a, b in regions:
         a, b = max(a, at), max(b, at)
-        out.append(escape(source[at:a]))
-        out.append(f"<mark>{escape(source[a:b])}</mark>")
+        out += [(source[at:a], False), (source[a:b], True)]
         at = b
-    out.append(escape(source[at:]))
-    return "".join(out)
+    out.append((source[at:], False))
+    return [(text, marked) for text, marked in out if text]
 
 
-def _side(s: Student, p: Pair) -> str:
-    parts = [f"<h4>{escape(readable(s.work.student))} <span class='muted'>({escape(readable(s.work.name))})"
-             "</span></h4>"]
+class Unit(NamedTuple):
+    label: str
+    pieces: list[tuple[str, bool]]  # highlighted()
+    cut: bool  # longer than MAX_UNIT: the rest is not shown
+
+
+class Side(NamedTuple):
+    student: str
+    notebook: str
+    units: list[Unit]
+
+
+def side(s: Student, p: Pair) -> Side:
+    units = []
     for i, regions in regions_of(s, p.shared):
         unit = s.prints[i]
         src = unit.source[:MAX_UNIT]
         regions = [(a, min(b, len(src))) for a, b in regions if a < len(src)]
-        cut = "<p class='muted'>(cut)</p>" if len(unit.source) > MAX_UNIT else ""
-        parts.append(f"<p class='muted'>{escape(unit.label)}</p><pre>{highlighted(src, regions)}</pre>{cut}")
-    return "<div>" + "".join(parts) + "</div>"
-
-
-def _pair_html(n: int, p: Pair) -> str:
-    a, b = readable(p.a.work.student), readable(p.b.work.student)
-    tags = "".join(f"<span class='tag'>{escape(s)}</span>" for s in signals(p))
-    traces = "".join(f"<li>{escape(t.shown)}</li>" for t in p.traces)
-    trace_block = f"<p>Traces both notebooks carry:</p><ul>{traces}</ul>" if traces else ""
-    sides = f"<div class='sides'>{_side(p.a, p)}{_side(p.b, p)}</div>" if p.shared else ""
-    return (f"<section class='pair' id='pair-{n}'><h3>{n}. {escape(a)} and {escape(b)}: score {p.score:.2f}</h3>"
-            f"<p>{tags} code {p.code:.2f} · traces {p.trace:.2f}</p><p>{escape(evidence(p))}</p>"
-            f"{trace_block}{sides}</section>")
-
-
-def _explained(n_students: int) -> str:
-    common = common_count(n_students)
-    strengths = ", ".join(f"{kind} {s:g}" for kind, s in STRENGTH.items())
-    return (
-        "<section id='how'><h2>What the signals mean</h2>"
-        "<p><strong>A flag is a reason to look at two submissions side by side, never proof.</strong> "
-        "Read the highlighted code and ask the students before concluding anything.</p>"
-        "<h3>1. Code similarity</h3><p>Each student's own code: the code of their exercise cells and of any "
-        "cells they added, with the released notebook's code (stubs, given helpers, demonstrations, checks) "
-        "removed first. It is normalised before comparing: every name they chose becomes the same letter, "
-        "comments, docstrings and layout are dropped, so renaming, reformatting, adding comments and moving "
-        "functions around change nothing. It is cut into overlapping pieces of 25 normalised characters "
-        "(fingerprints, MOSS's winnowing); highlighted below is the code whose fingerprints the two share.</p>"
-        "<h3>2. Traces a copied file carries</h3><p>What only the same saved file has: the id of a cell the "
-        "release does not have (Jupyter makes a random one per new cell), the same order of execution counts "
-        "(not a plain 1, 2, 3 run), the same home folder or user name in an output or traceback, the same "
-        "object address (<code>0x7f...</code>, different on every run), the same unusual error, the same long "
-        f"output of a cell of their own. Strength of one such trace before rarity: {escape(strengths)}.</p>"
-        "<h3>3. Rarity</h3><p>A fingerprint or trace is weighed by how few students have it: 1 when at most "
-        f"two do, nothing once {common:g} or more do (5% of the class, and never fewer than 5), and nothing "
-        "when the instructor's own solution has it: the canonical answer (the dictionary of shapes, the "
-        "one-line causal mask) is what every correct student may write, so sharing it accuses no one. "
-        "Two students who both wrote the canonical answer, or left the starter code untouched, share only "
-        "weightless fingerprints.</p>"
-        "<h3>The score</h3><p>code = overlap × amount: overlap is the rare code the two share over the rare "
-        "code of the one who has less of it; amount is 1 − e<sup>−(shared/"
-        f"{AMOUNT:g})²</sup> (a few shared lines are a coincidence, whole functions are not). traces = "
-        "1 − Π(1 − strength × rarity) over the shared traces. score = 1 − (1 − code)(1 − traces), in [0, 1]. "
-        "A pair at or above the threshold is flagged.</p></section>")
+        units.append(Unit(unit.label, highlighted(src, regions), len(unit.source) > MAX_UNIT))
+    return Side(readable(s.work.student), readable(s.work.name), units)
 
 
 def integrity_html(result: IntegrityResult, assignment: str) -> str:
-    flagged = result.flagged
-    body = [f"<h1>{escape(assignment)}: copied work?</h1>",
-            "<p class='muted'>For the instructor only. <a href='integrity.csv'>integrity.csv</a> has every "
-            "reported pair. A flag is a reason to look, never proof.</p>",
-            "<ul class='facts'>"
-            f"<li><strong>{result.students}</strong> submissions compared</li>"
-            f"<li><strong>{len(result.unread)}</strong> could not be read</li>"
-            f"<li><strong>{len(result.pairs)}</strong> pairs reported (score at least 0.05)</li>"
-            f"<li><strong>{len(flagged)}</strong> flagged (score at least {result.threshold:g})</li>"
-            f"<li>compared in {result.seconds:.1f} s</li></ul>"]
-    body.append("<section id='flagged'><h2>Flagged pairs</h2>")
-    if not flagged:
-        body.append("<p>None: no pair shares enough rare code or traces to be worth a look.</p>")
-    for n, p in enumerate(flagged[:MAX_SHOWN], 1):
-        body.append(_pair_html(n, p))
-    if len(flagged) > MAX_SHOWN:
-        body.append(f"<p>... and {len(flagged) - MAX_SHOWN} more flagged pairs in integrity.csv.</p>")
-    body.append("</section>")
-    rows = "".join(f"<tr><td>{escape(readable(p.a.work.student))}</td><td>{escape(readable(p.b.work.student))}</td>"
-                   f"<td>{p.score:.2f}</td><td>{escape(' '.join(signals(p)))}</td></tr>"
-                   for p in result.pairs[:200])
-    body.append("<section id='pairs'><h2>Every reported pair</h2><div class='scroll'><table><tr><th>student</th>"
-                f"<th>student</th><th>score</th><th>signals</th></tr>{rows}</table></div>"
-                + (f"<p>First 200 of {len(result.pairs)}; the rest are in integrity.csv.</p>"
-                   if len(result.pairs) > 200 else "") + "</section>")
-    if result.unread:
-        items = "".join(f"<li>{escape(readable(u.student))}: {escape(u.reason)}</li>" for u in result.unread)
-        body.append("<section id='unread'><h2>Could not be read (compared with nothing)</h2>"
-                    f"<ul>{items}</ul></section>")
-    body.append(_explained(result.students))
-    return "\n".join(["<!doctype html><html lang='en'><head><meta charset='utf-8'>",
-                      "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-                      f"<title>{escape(assignment)}: copied work?</title>",
-                      f"<style>{STYLE}{EXTRA_STYLE}</style></head><body>",
-                      *body, "</body></html>"]) + "\n"
+    return render("integrity.html.j2", assignment=assignment, result=result, shown=result.flagged[:MAX_SHOWN],
+                  readable=readable, signals=signals, evidence=evidence, side_of=side,
+                  common=common_count(result.students), strengths=", ".join(f"{k} {s:g}" for k, s in STRENGTH.items()),
+                  amount=AMOUNT)

@@ -12,7 +12,6 @@ launch leaves the course's AGS and NRPS endpoints in ``state/contexts.json`` for
 """
 from __future__ import annotations
 
-import html
 import json
 import sys
 import urllib.parse
@@ -20,6 +19,7 @@ from http.cookies import SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from .lti_tool import LtiError, States, ToolConfig, Verifier, load_keys, login_redirect, record_context
+from ..report.render import render
 
 COOKIE = "autograder_lti_state"
 MAX_BODY = 64 * 1024  # an id_token is a few kB
@@ -77,9 +77,7 @@ def serve(config: ToolConfig, ready=None) -> None:
                 record_context(config, launch)
                 lines.append(f"Grades for this course: autograder export lti-scores --config CONFIG "
                              f"--context {launch.context} --assignment SET --grades out/SET/grades.csv")
-            page = "".join(f"<p>{html.escape(line)}</p>" for line in lines)
-            self._send(200, f"<!doctype html><meta charset=utf-8><title>Autograder</title>{page}".encode(),
-                       "text/html; charset=utf-8")
+            self._send(200, render("lti_launch.html.j2", lines=lines).encode(), "text/html; charset=utf-8")
 
         def _refuse(self, code: int, why: str):
             print(f"autograder lti: {why}", file=sys.stderr, flush=True)

@@ -5,11 +5,13 @@ OUTDIR (so it is the same whether or not the batch was interrupted), it shows: w
 the class was graded; the submissions that need a look (unreadable, hung, crashed, not
 graded) by name; a score histogram and how each exercise went; per catalogued mistake, who
 made it in which exercise, explained about the student; a class-average attention heatmap
-per exercise that produces weights; and a sortable roster linking every feedback page.
+per exercise that produces weights; and a sortable roster linking every feedback page. It
+links the index of every problem set graded beside it (index.py).
 
-It is one self-contained file: inline CSS and SVG, one small inline script that sorts the
-roster (without it the roster stays sorted by name), nothing loaded from elsewhere, so it
-opens from the file system. Every name and text from a submission is HTML-escaped.
+It is one self-contained file (templates/dashboard.html.j2): inline CSS and SVG, one small
+inline script that sorts the roster (without it the roster stays sorted by name), nothing
+loaded from elsewhere, so it opens from the file system. The template escapes every name
+and text it prints.
 """
 from __future__ import annotations
 
@@ -19,8 +21,8 @@ import statistics
 import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
-from html import escape
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import quote
 
 import numpy as np
@@ -28,16 +30,18 @@ import numpy as np
 from ..class_results import BatchSummary, Failure, StudentRow, results_path
 from ..misconceptions import Audience, explain, known, label
 from ..names import file_stem, one_line, readable
-from ..results import NO_RESULT_KINDS, Results, from_json, write_atomic
-from .feedback import ABOUT_CODE, by_exercise, figure, heatmap_svg, markdown, nothing_ran, page, plain, why_nothing_ran
-from .index import meta_tags, write_index
+from ..results import Results, from_json, write_atomic
+from . import charts
+from .feedback import ABOUT_CODE, by_exercise, nothing_ran, plain, why_nothing_ran
+from .index import write_set_index
+from .outcomes import OUTCOMES, TIMEOUT, outcome
+from .render import render
 
-BROKEN = ("unreadable", "hung", "crashed", "not graded")  # the kinds listed by name at the top
-WHAT_IT_MEANS = {  # outcomes that are not misunderstandings, said about the student
-    "not_implemented": "left the exercise unfinished: the function still raises NotImplementedError.",
-    "timeout": "wrote code that ran past the time limit (a loop that never ends, or far too much work).",
-    "crashed": "wrote code that raised an error, or that ended the process running it.",
-}
+BROKEN = ("unreadable", "hung", "ended", "not graded")  # the kinds of flag listed by name at the top
+HEADINGS = {"unreadable": "Could not be read (nothing in them ran)",
+            "hung": "Hung (ran past the time limit)",
+            "ended": "Crashed, exited or killed (no result came back from their process)",
+            "not graded": "Not graded: the grader itself failed (no grade stored; run the same command again)"}
 
 
 # ---------------------------------------------------------------- the printed summary
@@ -62,11 +66,14 @@ def summary_text(summary: BatchSummary) -> str:
 
 # ---------------------------------------------------------------- words about the student
 
+
+# ---------------------------------------------------------------- words about the student
+
 def mistake_meaning(mistake: str, exercise: str) -> str:
     """A mistake explained about the student: the course's template in the instructor's words
-    (misconceptions.WORDS), the engine's own outcomes in WHAT_IT_MEANS's."""
-    if mistake in WHAT_IT_MEANS:
-        return "The student " + WHAT_IT_MEANS[mistake]
+    (misconceptions.WORDS); an outcome in which the code gave no answer in outcomes.py's."""
+    if mistake in OUTCOMES:
+        return "The student " + OUTCOMES[mistake].about
     if known(mistake):
         return explain(mistake, Audience.INSTRUCTOR, func=exercise)
     return ""
@@ -80,23 +87,34 @@ class Marks:
     themselves: their messages and heatmaps, kept for a class of 100,000, would take gigabytes."""
     score: float
     exercises: dict[str, float]  # exercise -> points
-    mistakes: tuple[tuple[str, str], ...]  # (exercise, misconception) of each failed test that names one
+    # (exercise, mistake) of each failed test that names one: a catalogued mistake's id, or for
+    # code that gave no answer, its outcome's (outcomes.OUTCOMES: "raised", "exited", ...)
+    mistakes: tuple[tuple[str, str], ...]
     isolation: str
 
     @classmethod
     def of(cls, results: Results) -> "Marks":
         extra = results.extra_data if isinstance(results.extra_data, dict) else {}
-        return cls(results.score, results.exercise_scores(),
-                   tuple((t.exercise, t.misconception) for t in results.tests
-                         if t.misconception and t.status == "failed"),
-                   str(extra.get("isolation", "?")))
+        made = []
+        for t in results.tests:
+            if t.status == "failed" and t.misconception:
+                ended = outcome(t) if t.misconception in ABOUT_CODE else None
+                made.append((t.exercise, ended.key if ended else t.misconception))
+        return cls(results.score, results.exercise_scores(), tuple(made), str(extra.get("isolation", "?")))
+
+
+class Flag(NamedTuple):
+    """What is wrong with a submission beyond its mistakes."""
+    kind: str  # BROKEN's, or "error", "unfinished", "problems"
+    words: str  # the badge
+    why: str  # one line
 
 
 @dataclass
 class Student:
     name: str  # the raw name (the key); shown through readable()
     marks: Marks | None  # None: not graded (the grader failed)
-    flags: list[tuple[str, str]] = field(default_factory=list)  # (kind, one line of why)
+    flags: list[Flag] = field(default_factory=list)
 
     @property
     def shown(self) -> str:
@@ -106,31 +124,36 @@ class Student:
     def href(self) -> str:
         return f"feedback/{quote(file_stem(self.name))}.html"
 
+    @property
+    def broken(self) -> bool:
+        return any(f.kind in BROKEN for f in self.flags)
 
-def flags_of(results: Results) -> list[tuple[str, str]]:
-    """What is wrong with a submission beyond its mistakes, each with one line of why."""
-    flags: list[tuple[str, str]] = []
+
+def flags_of(results: Results) -> list[Flag]:
+    """What is wrong with a submission beyond its mistakes, each with one line of why; one
+    flag per kind, the words and reasons of several exercises together."""
     if nothing_ran(results):
-        return [("unreadable", one_line(plain(why_nothing_ran(results)[0]), 200))]
-    groups = by_exercise(results)
-    for e, tests in groups.items():
-        failed = [t for t in tests if t.status == "failed"]
-        if any(t.misconception == "timeout" for t in failed):
-            flags.append(("hung", f"{e} ran past the time limit"))
-        died = next((t for t in failed if t.kind in NO_RESULT_KINDS), None)
+        return [Flag("unreadable", "unreadable", one_line(plain(why_nothing_ran(results)[0]), 200))]
+    flags: list[Flag] = []
+    for e, tests in by_exercise(results).items():
+        ends = [(t, outcome(t)) for t in tests if t.status == "failed"]
+        if any(o is TIMEOUT for _, o in ends):
+            flags.append(Flag("hung", "hung", f"{e} ran past the time limit"))
+        died = next(((t, o) for t, o in ends if o is not None and o.broken and o is not TIMEOUT), None)
         if died is not None:
-            flags.append(("crashed", one_line(plain(died.output), 200)))
-        elif any(t.misconception == "crashed" for t in failed):
-            flags.append(("error", f"{e} raised an error"))
-        if any(t.misconception == "not_implemented" for t in failed):
-            flags.append(("unfinished", f"{e} not implemented"))
+            flags.append(Flag("ended", died[1].badge, one_line(plain(died[0].output), 200)))
+        elif any(o is not None and o.key == "raised" for _, o in ends):
+            flags.append(Flag("error", "raised an error", f"{e} raised an error"))
+        if any(o is not None and o.key == "not_implemented" for _, o in ends):
+            flags.append(Flag("unfinished", "unfinished", f"{e} not implemented"))
     problems = [p for p in results.problems if p.strip()]
     if problems:
-        flags.append(("problems", one_line(plain(problems[0]), 200)))
-    merged: dict[str, list[str]] = {}
-    for kind, why in flags:  # one flag per kind, its reasons together
-        merged.setdefault(kind, []).append(why)
-    return [(kind, "; ".join(whys)) for kind, whys in merged.items()]
+        flags.append(Flag("problems", "problems", one_line(plain(problems[0]), 200)))
+    merged: dict[str, list[Flag]] = {}
+    for f in flags:
+        merged.setdefault(f.kind, []).append(f)
+    return [Flag(kind, ", ".join(dict.fromkeys(f.words for f in fs)), "; ".join(f.why for f in fs))
+            for kind, fs in merged.items()]
 
 
 def load_class(out: Path, rows: list[StudentRow], failures: list[Failure]
@@ -150,86 +173,13 @@ def load_class(out: Path, rows: list[StudentRow], failures: list[Failure]
             if isinstance(t.extra_data, dict) and isinstance(t.extra_data.get("heatmap"), dict):
                 maps.setdefault(t.exercise, MapTally()).add(t.name, t.extra_data["heatmap"])
     for f in failures:
-        students.append(Student(f.student, None, [("not graded", f"the grader failed: {one_line(f.reason, 200)}")]))
+        students.append(Student(f.student, None, [Flag("not graded", "not graded",
+                                                       f"the grader failed: {one_line(f.reason, 200)}")]))
     return sorted(students, key=lambda s: s.name), maps
 
 
-# ---------------------------------------------------------------- charts
+# ---------------------------------------------------------------- the class's attention weights
 
-def bar_chart_svg(title: str, labels: list[str], series: list[tuple[str, str, list[int]]], total: int) -> str:
-    """Horizontal stacked bars as inline SVG: one row per label, one colour per series; it
-    scales down to a phone's width (viewBox)."""
-    row, left, width = 24, 190, 300
-    height = 40 + row * len(labels) + 30
-    scale = width / max(total, 1)
-    w = left + width + 10
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {height}" width="{w}" height="{height}" '
-           f'font-family="system-ui,sans-serif" font-size="12" role="img" aria-label="{escape(title)}">'
-           f'<title>{escape(title)}</title>',
-           f'<text x="0" y="16" font-weight="600" font-size="13" fill="#1f1f1f">{escape(title)}</text>']
-    for i, lab in enumerate(labels):
-        y = 30 + i * row
-        out.append(f'<text x="{left - 6}" y="{y + 14}" text-anchor="end" fill="#1f1f1f">{escape(lab)}</text>')
-        x = left
-        for name, colour, values in series:
-            bw = values[i] * scale
-            if bw > 0:
-                out.append(f'<rect x="{x:.1f}" y="{y}" width="{bw:.1f}" height="{row - 6}" fill="{colour}">'
-                           f'<title>{escape(lab)}: {values[i]} {escape(name)}</title></rect>')
-                if bw > 18:
-                    out.append(f'<text x="{x + bw / 2:.1f}" y="{y + 14}" fill="{_ink(colour)}" '
-                               f'text-anchor="middle">{values[i]}</text>')
-            x += bw
-    y = 30 + len(labels) * row + 14
-    if len(series) > 1:
-        for j, (name, colour, _) in enumerate(series):
-            out.append(f'<rect x="{j * 120}" y="{y - 10}" width="12" height="12" fill="{colour}"/>'
-                       f'<text x="{j * 120 + 16}" y="{y}" fill="#1f1f1f">{escape(name)}</text>')
-    out.append(f'<text x="{w}" y="{y + 16}" text-anchor="end" fill="#444">of {total} students</text></svg>')
-    return "".join(out)
-
-
-def _ink(colour: str) -> str:
-    """Black or white, whichever reads on ``colour`` (contrast above 4.5:1 for the palette used)."""
-    r, g, b = (int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
-    lum = sum(c * (v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4)
-              for c, v in zip((0.2126, 0.7152, 0.0722), (r, g, b), strict=True))
-    return "#000" if (lum + 0.05) / 0.05 > 1.05 / (lum + 0.05) else "#fff"
-
-
-def histogram_svg(scores: list[float], max_score: float) -> str:
-    """Scores in about 10 equal bins from 0 to the maximum (full marks its own bar)."""
-    title = f"Score histogram ({len(scores)} students)"
-    width_pts = max(1.0, max_score / 10)
-    bins = [0] * 11
-    for s in scores:
-        bins[10 if s >= max_score else min(9, int(s / width_pts))] += 1
-    labels = [f"{k * width_pts:g}–{(k + 1) * width_pts:g}".replace(".0", "") for k in range(10)] + [f"{max_score:g}"]
-    left, bottom, bw, h = 34, 44, 30, 150
-    top = max(bins) or 1
-    w = left + 11 * bw + 10
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h + bottom + 24}" width="{w}" '
-           f'height="{h + bottom + 24}" font-family="system-ui,sans-serif" font-size="11" role="img" '
-           f'aria-label="{escape(title)}"><title>{escape(title)}</title>',
-           f'<text x="0" y="14" font-weight="600" font-size="13" fill="#1f1f1f">{escape(title)}</text>']
-    y0 = 24 + h
-    for k, n in enumerate(bins):
-        bh = h * n / top
-        x = left + k * bw
-        out.append(f'<rect x="{x + 2}" y="{y0 - bh:.1f}" width="{bw - 4}" height="{bh:.1f}" '
-                   f'fill="{"#17692e" if k == 10 else "#0b57b0"}"><title>{labels[k]} points: {n} students'
-                   f'</title></rect>')
-        if n:
-            out.append(f'<text x="{x + bw / 2}" y="{y0 - bh - 3:.1f}" text-anchor="middle" fill="#1f1f1f">{n}</text>')
-        out.append(f'<text transform="translate({x + bw / 2 + 4} {y0 + 6}) rotate(60)" fill="#333">'
-                   f'{labels[k]}</text>')
-    out.append(f'<line x1="{left}" x2="{w - 10}" y1="{y0}" y2="{y0}" stroke="#555"/>'
-               f'<text x="0" y="{y0 + bottom + 14}" fill="#444">points (of {max_score:g}); last bar: full marks'
-               f'</text></svg>')
-    return "".join(out)
-
-
-@dataclass
 class _ShapeSums:
     """The maps of one check with one shape (the student's and the expected alike)."""
     n: int = 0  # maps of this shape
@@ -280,22 +230,29 @@ class MapTally:
         sums.off += np.abs(g - e)
 
 
-def class_average_maps(tally: MapTally | None, exercise: str) -> str:
+class ClassMaps(NamedTuple):
+    """One exercise's averaged maps on the page."""
+    exercise: str
+    note: str  # which check, over how many students
+    figures: list[tuple[charts.Svg | None, str]]  # (heatmap, caption)
+
+
+def class_average_maps(tally: MapTally | None, exercise: str) -> ClassMaps | None:
     """The class's attention weights in one exercise, averaged: for the check most students
     have a heatmap for, over the students whose map has the most common shape and no nan."""
     if tally is None or not tally.checks:
-        return ""
+        return None
     # A check whose expected weights are the same for every student (a worked example, public
     # inputs) averages into a picture of what the class did; otherwise the most common check.
     checks = tally.checks
     name = max(checks, key=lambda n: (checks[n].same and checks[n].count > 1, checks[n].count, n))
     chosen = checks[name]
     if not chosen.shapes:
-        return ""
+        return None
     shape = max(chosen.shapes, key=lambda k: chosen.shapes[k].n)  # the first seen of the most common
     sums = chosen.shapes[shape]
     if not shape[0] or not sums.finite:
-        return ""
+        return None
     got, expected = (sums.got / sums.finite).tolist(), (sums.expected / sums.finite).tolist()
     off = (sums.off / sums.finite).tolist()
     top = max(max(max(r) for r in off), 0.05)  # below that the differences are noise: near white
@@ -303,13 +260,12 @@ def class_average_maps(tally: MapTally | None, exercise: str) -> str:
     note = (f"Check “{check}”{' (the same inputs for everyone)' if chosen.same else ''}, "
             f"{sums.finite} students with {shape[0]} × {shape[1]} weights"
             + (f" ({sums.n - sums.finite} with nan left out)" if sums.finite < sums.n else "") + ".")
-    return (f"<h3><code>{escape(exercise)}</code></h3><p class='muted'>{escape(note)}</p><div class='maps'>"
-            + figure(heatmap_svg(got, f"{exercise}: class average"), "class average of the students' weights")
-            + figure(heatmap_svg(expected, f"{exercise}: expected"), "expected weights" if chosen.same
-                     else "expected weights, averaged over the same inputs")
-            + figure(heatmap_svg(off, f"{exercise}: where the class is off", vmax=top, scale=("0", f"{top:.2g}")),
-                     "where the class is off: mean |student − expected| (its own scale)")
-            + "</div>")
+    return ClassMaps(exercise, note, [
+        (charts.heatmap(got, f"{exercise}: class average"), "class average of the students' weights"),
+        (charts.heatmap(expected, f"{exercise}: expected"),
+         "expected weights" if chosen.same else "expected weights, averaged over the same inputs"),
+        (charts.heatmap(off, f"{exercise}: where the class is off", vmax=top, scale=("0", f"{top:.2g}")),
+         "where the class is off: mean |student − expected| (its own scale)")])
 
 
 def _shape(m) -> tuple[int, int]:
@@ -319,44 +275,34 @@ def _shape(m) -> tuple[int, int]:
     return (len(m), widths.pop()) if len(widths) == 1 else (0, 0)
 
 
+
 # ---------------------------------------------------------------- the page
 
-SORT_SCRIPT = """
-document.querySelectorAll('table.sortable th button').forEach(function (b) {
-  b.addEventListener('click', function () {
-    var th = b.parentNode, table = th.closest('table'), tbody = table.tBodies[0];
-    var i = Array.prototype.indexOf.call(th.parentNode.children, th);
-    var asc = th.getAttribute('aria-sort') !== 'ascending';
-    table.querySelectorAll('th').forEach(function (h) { h.removeAttribute('aria-sort'); });
-    th.setAttribute('aria-sort', asc ? 'ascending' : 'descending');
-    var rows = Array.prototype.slice.call(tbody.rows);
-    rows.sort(function (r, s) {
-      var x = r.cells[i].getAttribute('data-v'), y = s.cells[i].getAttribute('data-v');
-      var nx = parseFloat(x), ny = parseFloat(y);
-      var c = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
-      return asc ? c : -c;
-    });
-    rows.forEach(function (r) { tbody.appendChild(r); });
-  });
-});
-"""
-DASHBOARD_STYLE = """
-body{max-width:80rem}
-.facts{display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;padding:0;list-style:none}
-.facts li{background:#f6f8fa;border-radius:6px;padding:.3rem .6rem}
-.grid{display:flex;flex-wrap:wrap;gap:1rem 2rem;align-items:flex-start}
-th button{font:inherit;font-weight:600;background:none;border:0;padding:0;cursor:pointer;color:#0b57b0;
- text-align:left}
-th[aria-sort=ascending] button::after{content:" ▲"} th[aria-sort=descending] button::after{content:" ▼"}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
-dl.settings{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem} dl.settings dt{font-weight:600}
-dl.settings dd{margin:0}
-.chart svg{width:30rem;max-width:100%}
-.mistake{border-left:4px solid #b58a00;padding:.1rem .8rem;margin:1rem 0} .mistake h3{margin:.3rem 0}
-.mistake p{margin:.3rem 0} .count{font-weight:400;color:#333} ul.who{margin:.2rem 0;padding-left:1.2rem}
-table.sortable td:first-child{white-space:nowrap;position:sticky;left:0;background:#fff}
-table.sortable th:first-child{position:sticky;left:0;z-index:1}
-"""
+class Mistake(NamedTuple):
+    """One mistake, or one way code gave no answer, and who made it in which exercise."""
+    key: str
+    badge: str
+    bad: bool  # an outcome in which the code gave no answer, not a misunderstanding
+    count: int  # students
+    meaning: str  # markdown, about the student
+    where: dict[str, list[Student]]  # exercise -> who
+
+
+def mistakes_made(graded: list[Student]) -> list[Mistake]:
+    """The catalogued mistakes, most students first, then the outcomes (outcomes.py)."""
+    made: dict[str, dict[str, list[Student]]] = {}
+    for s in graded:
+        for e, m in s.marks.mistakes:
+            who = made.setdefault(m, {}).setdefault(e, [])
+            if s not in who:
+                who.append(s)
+    out = []
+    for m, where in made.items():
+        count = len({s.name for who in where.values() for s in who})
+        ended = OUTCOMES.get(m)
+        out.append(Mistake(m, ended.badge if ended else label(m), ended is not None, count,
+                           mistake_meaning(m, next(iter(where))), where))
+    return sorted(out, key=lambda k: (k.bad, -k.count, k.key))
 
 
 def grader_version() -> str:
@@ -377,135 +323,42 @@ def grader_version() -> str:
     return version
 
 
-def _link(s: Student) -> str:
-    if s.marks is None:
-        return escape(s.shown)
-    return f"<a href='{escape(s.href, quote=True)}'>{escape(s.shown)}</a>"
-
-
-def _flag(kind: str, why: str) -> str:
-    cls = "bad" if kind in BROKEN else ""
-    return f"<span class='tag {cls}' title='{escape(why, quote=True)}'>{escape(kind)}</span>"
 
 
 def dashboard_html(summary: BatchSummary, students: list[Student], maps: dict[str, MapTally],
                    settings: dict[str, str], graded: str, version: str, integrity: bool = False) -> str:
     """``integrity``: OUTDIR has an integrity.html (``autograder integrity``) to link; this page is
     the instructor's, so it may (a student's feedback page never does)."""
-    a = summary.assignment
     exercises = list(summary.exercises)
     graded_ones = [s for s in students if s.marks is not None]
     scores = [s.marks.score for s in graded_ones]
     n = len(graded_ones)
-    median = statistics.median(scores) if scores else 0
     line = (f"{n} graded, mean {summary.mean:.1f} / {summary.max_score:g}"
             + (f", {len(students) - n} not graded" if len(students) > n else ""))
-    body = [meta_tags(assignment=a, graded=graded, summary=line),
-            f"<h1>{escape(a)}: class dashboard</h1>",
-            f"<p class='muted'>Graded {escape(graded)} by autograder {escape(version)}. "
-            f"<a href='index.html'>index</a> · <a href='grades.csv'>grades.csv</a>"
-            + (" · <a href='integrity.html'>copied work? (integrity.html)</a>" if integrity else "") + "</p>",
-            "<ul class='facts'>"
-            f"<li><strong>{n}</strong> students graded</li>"
-            f"<li>mean <strong>{summary.mean:.1f}</strong> / {summary.max_score:g}</li>"
-            f"<li>median <strong>{median:g}</strong></li>"
-            f"<li><strong>{sum(1 for s in scores if s == summary.max_score)}</strong> full marks</li>"
-            f"<li><strong>{sum(1 for s in students if any(k in BROKEN for k, _ in s.flags))}</strong> "
-            "submissions need a look</li></ul>"]
-
-    # Submissions that need a look, by name.
-    body.append("<section id='broken'><h2>Submissions that need a look</h2>")
-    kinds = {"unreadable": "Could not be read (nothing in them ran)",
-             "hung": "Hung (ran past the time limit)",
-             "crashed": "Crashed (ended the process running them)",
-             "not graded": "Not graded: the grader itself failed (no grade stored; run the same command again)"}
-    any_broken = False
-    for kind, heading in kinds.items():
-        who = [(s, why) for s in students for k, why in s.flags if k == kind]
-        if who:
-            any_broken = True
-            items = "".join(f"<li>{_link(s)}: {escape(why)}</li>" for s, why in who)
-            body.append(f"<h3>{escape(heading)}: {len(who)}</h3><ul>{items}</ul>")
-    if not any_broken:
-        body.append("<p>None: every submission was read and ran within its limits.</p>")
-    body.append("</section>")
-
-    # Charts.
     tallies = summary.exercises
-    exercise_chart = bar_chart_svg("How each exercise went", exercises, [
+    bars = charts.stacked_bars("How each exercise went", exercises, [
         ("full marks", "#17692e", [t.full for t in tallies.values()]),
         ("partial", "#f2b01e", [t.partial for t in tallies.values()]),
         ("zero", "#b3261e", [t.zero for t in tallies.values()])], n)
-    body.append("<h2>Scores</h2><div class='grid'>"
-                f"<div class='chart'>{histogram_svg(scores, summary.max_score)}</div>"
-                f"<div class='chart'>{exercise_chart}</div></div>")
-
-    # Mistakes: who, in which exercise.
-    body.append("<h2 id='mistakes'>Mistakes, and who made them</h2>")
-    made: dict[str, dict[str, list[Student]]] = {}
-    for s in graded_ones:
-        for e, m in s.marks.mistakes:
-            who = made.setdefault(m, {}).setdefault(e, [])
-            if s not in who:
-                who.append(s)
-    if made:
-        order = sorted(made, key=lambda m: (m in ABOUT_CODE, -len({s.name for w in made[m].values() for s in w}), m))
-        for m in order:
-            count = len({s.name for w in made[m].values() for s in w})
-            where = "".join(f"<li><code>{escape(e)}</code>: {', '.join(_link(s) for s in who)}</li>"
-                            for e, who in made[m].items())
-            first = next(iter(made[m]))
-            body.append(f"<div class='mistake' id='m-{escape(m)}'><h3><span class='tag'>{escape(label(m))}</span> "
-                        f"<code>{escape(m)}</code> <span class='count'>{count} student{'s' if count != 1 else ''} "
-                        f"({100 * count / max(n, 1):.0f}%)</span></h3>"
-                        f"<p>{markdown(mistake_meaning(m, first))}</p><ul class='who'>{where}</ul></div>")
-    else:
-        body.append("<p>No catalogued mistake was made.</p>")
-
-    # Class-average attention weights.
-    maps = [class_average_maps(maps.get(e), e) for e in exercises]
-    if any(maps):
-        body.append("<h2 id='attention'>The class's attention weights</h2><p>Per exercise that produces attention "
-                    "weights: the students' weights averaged, beside the expected ones averaged over the same "
-                    "inputs. Rows are query positions, columns key positions.</p>" + "".join(maps))
-
-    # The roster.
-    head = ["<th scope='col'><button type='button'>student</button></th>",
-            "<th scope='col'><button type='button'>score</button></th>",
-            *(f"<th scope='col'><button type='button'>{escape(e).replace('_', '_<wbr>')}</button></th>"
-              for e in exercises),
-            "<th scope='col'><button type='button'>flags</button></th>"]
-    rows = []
-    for s in students:
-        if s.marks is None:
-            cells = ["<td class='num' data-v='-1'>—</td>"] + ["<td class='num' data-v='-1'>—</td>"] * len(exercises)
-        else:
-            points = s.marks.exercises
-            cells = [f"<td class='num' data-v='{s.marks.score:g}'>{s.marks.score:g}</td>"]
-            cells += [f"<td class='num' data-v='{points.get(e, 0):g}'>{points.get(e, 0):g}</td>" for e in exercises]
-        mistakes = sorted({m for _, m in (s.marks.mistakes if s.marks else ()) if m not in ABOUT_CODE})
-        flags = "".join(_flag(k, why) for k, why in s.flags) + "".join(_flag(m, "catalogued mistake") for m in mistakes)
-        key = " ".join([k for k, _ in s.flags] + mistakes)
-        rows.append(f"<tr><td data-v='{escape(s.shown.lower(), quote=True)}'>{_link(s)}</td>{''.join(cells)}"
-                    f"<td data-v='{escape(key, quote=True)}'>{flags}</td></tr>")
-    body.append(f"<h2 id='roster'>Roster ({len(students)})</h2><p class='muted'>Click a column's name to sort; a "
-                "name opens the student's feedback page.</p>"
-                "<div class='scroll'><table class='sortable' id='roster-table'><thead><tr>"
-                + "".join(head) + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>")
-
-    # Settings.
-    items = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in settings.items())
-    body.append(f"<h2 id='settings'>How it was graded</h2><dl class='settings'><dt>graded</dt><dd>{escape(graded)}</dd>"
-                f"<dt>grader version</dt><dd>{escape(version)}</dd>{items}</dl>")
-    body.append(f"<script>{SORT_SCRIPT}</script>")
-    html = page(f"{a}: class dashboard", body)
-    return html.replace("</style>", DASHBOARD_STYLE + "</style>", 1)
+    broken = [(heading, [(s, f) for s in students for f in s.flags if f.kind == kind])
+              for kind, heading in HEADINGS.items()]
+    return render("dashboard.html.j2", summary=summary, line=line, graded=graded, version=version,
+                  integrity=integrity, n=n, students=students, exercises=exercises,
+                  median=statistics.median(scores) if scores else 0,
+                  full=sum(1 for s in scores if s == summary.max_score),
+                  needs_look=sum(1 for s in students if s.broken), need_look=[b for b in broken if b[1]],
+                  broken_kinds=BROKEN,
+                  histogram=charts.histogram(scores, summary.max_score), bars=bars,
+                  mistakes=mistakes_made(graded_ones),
+                  averages=[m for m in (class_average_maps(maps.get(e), e) for e in exercises) if m is not None],
+                  settings=settings, outcomes=OUTCOMES)
 
 
 def write_dashboard(out: Path, summary: BatchSummary, rows: list[StudentRow], failures: list[Failure] = (), *,
                     root: Path | None = None, timeout: float | None = None, jobs: int | None = None,
                     grading: dict[str, str] | None = None) -> Path:
-    """Write ``out/class.html`` and ``out/index.html``; return the index's path (the page to open).
+    """Write ``out/class.html`` and ``out/index.html`` (and again the index of each set graded
+    beside it: index.write_set_index); return the index's path (the page to open).
     ``grading``: where the class was graded, as settings lines (the pool's describe())."""
     out = Path(out)
     students, maps = load_class(out, rows, list(failures))
@@ -524,5 +377,5 @@ def write_dashboard(out: Path, summary: BatchSummary, rows: list[StudentRow], fa
     graded = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     write_atomic(out / "class.html", dashboard_html(summary, students, maps, settings, graded, grader_version(),
                                                     integrity=(out / "integrity.html").is_file()))
-    return write_index(out, f"Grading results: {summary.assignment}")
+    return write_set_index(out)
 
