@@ -6,7 +6,7 @@ loop, in under a minute on a 2-core machine. A module owned here says it is slow
 ``pytestmark`` (test_nbgrader_loop.py, test_isolation.py), a single slow test with
 ``@pytest.mark.slow``; the modules below are marked by name, whole, from here.
 
-``make test`` runs on two pytest-xdist workers (``-n auto --maxprocesses 2 --dist loadfile``).
+``make test`` runs on one pytest-xdist worker more than the machine has cores (``-n N --dist loadfile``).
 Each module goes to one worker whole, so its module-scoped fixtures (a nbgrader loop, a walk of
 the machine, a Dask cluster) are built once; the modules of ``SERIAL`` go to one worker together,
 one after the other (``pytest_xdist_make_scheduler``).
