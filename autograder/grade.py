@@ -117,6 +117,9 @@ def _judge_exercise(name: str, checks: list[Check], calls: list[Call], run: Exer
     for check in checks:
         if run.status == Status.OK and not malformed:
             verdict = run_judge(check, [outcomes[where[id(call)]] for call in check.calls], ref)
+            if (ref is not None and verdict.misconception and verdict.finding is not None
+                    and ref.inherited(name, verdict.misconception)):
+                verdict = dataclasses.replace(verdict, finding=dataclasses.replace(verdict.finding, inherited=True))
         elif run.status in (Status.OK, Status.MALFORMED):
             verdict = Verdict(False, malformed or crashes.sentence(name, run.detail, None), "crashed",
                               finding=Finding(Kind.UNTRUSTED))

@@ -17,9 +17,14 @@ from it, never the other way round:
 from __future__ import annotations
 
 import argparse
-
 import hashlib
 import re
+
+# How the engine names a notebook's cell wherever a person reads it (a problem, a step's label,
+# where an error was raised), counted from the top with markdown cells included: "notebook
+# cell 4", not "cell 4", which a reader would take for the fourth code cell. The steps'
+# compiled filenames carry it too ("<notebook cell 4>"), which is how a child tells where.
+NOTEBOOK_CELL = "notebook cell"
 
 PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._@+-]{0,99}\Z")
 MAX_LINE = 300  # characters of a one-line message taken from untrusted text

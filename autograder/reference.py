@@ -73,6 +73,14 @@ class Reference:
     def solution(self, func: str) -> Callable:
         return self.functions[func]
 
+    def own(self, func: str) -> frozenset[str]:
+        """The ids of the catalogue's entries for ``func`` itself (not those it inherits)."""
+        return frozenset(m.id for m in self.catalogue if m.func == func)
+
+    def inherited(self, func: str, mistake: str) -> bool:
+        """Whether ``mistake``, named in ``func``'s checks, is only another exercise's entry."""
+        return mistake not in self.own(func) and any(m.id == mistake for m in self.catalogue)
+
     def mistakes(self, func: str, inherited: bool = True) -> tuple[tuple[str, Callable], ...]:
         """(misconception id, function) pairs for ``func``, most specific first: the catalogue's
         entries for ``func``, then (unless ``inherited`` is false) those of functions it calls."""
@@ -94,6 +102,9 @@ class Answers:
 
     def mistakes(self, func: str, inherited: bool = True):
         return self.reference.mistakes(func, inherited)
+
+    def inherited(self, func: str, mistake: str) -> bool:
+        return self.reference.inherited(func, mistake)
 
     def output(self, call):
         """The reference's return value for ``call`` (a checks.Call)."""

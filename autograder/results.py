@@ -69,7 +69,7 @@ class CellProblem:
     ending: CellEnd
     error: str = ""  # RAISED: the exception's class name
     message: str = ""  # RAISED: the exception as one line ("ValueError: bad shapes"); else why it was skipped
-    label: str = ""  # how the submission names it ("cell 4", "line 12"): grade.py's
+    label: str = ""  # how the submission names it ("notebook cell 4", "line 12"): grade.py's
 
     def __post_init__(self):
         object.__setattr__(self, "ending", CellEnd(self.ending))
@@ -157,6 +157,9 @@ class Finding:
     comparison: Comparison | None = None
     ended: str = ""  # CRASHED: how its process ended (crashes.Ended's kind), when known
     error: str = ""  # RAISED: the exception, "ValueError: bad shapes"
+    # The mistake named is another exercise's, one this exercise calls (a softmax's, in an
+    # attention exercise), not one of its own: a page names the exercise's own first.
+    inherited: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "kind", Kind(self.kind))
@@ -371,6 +374,8 @@ def _finding_doc(f: Finding) -> dict:
         doc["detail"] = f.detail
     if f.numbers:
         doc["numbers"] = f.numbers
+    if f.inherited:
+        doc["inherited"] = True
     c = f.comparison
     if c is not None:
         doc["comparison"] = {
@@ -401,9 +406,10 @@ def _finding(doc) -> Finding | None:
         if not isinstance(numbers, dict) or not (detail is None or isinstance(detail, str)):
             return None
         texts = [doc.get(k, "") for k in ("explanation", "ended", "error")]
-        if not all(isinstance(x, str) for x in texts):
+        inherited = doc.get("inherited", False)
+        if not all(isinstance(x, str) for x in texts) or not isinstance(inherited, bool):
             return None
-        return Finding(Kind(doc["kind"]), texts[0], detail, numbers, comparison, texts[1], texts[2])
+        return Finding(Kind(doc["kind"]), texts[0], detail, numbers, comparison, texts[1], texts[2], inherited)
     except (KeyError, TypeError, ValueError):
         return None
 

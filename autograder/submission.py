@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from .names import one_line, readable
+from .names import NOTEBOOK_CELL, one_line, readable
 
 MAX_BYTES = 5 << 20  # 5 MiB: ten times the largest honest notebook with its outputs
 # Steps sent to the sandbox. More statements or cells than this are grouped, consecutive
@@ -54,7 +54,8 @@ _SOURCE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError, Overflow
 class Submission:
     path: Path
     cells: list[str] = field(default_factory=list)  # each step's source text
-    labels: list[str] = field(default_factory=list)  # where each step came from: "cell 3", "line 12", "lines 3-9"
+    # where each step came from: "notebook cell 3", "line 12", "lines 3-9"
+    labels: list[str] = field(default_factory=list)
     # Each step compiled here, where it is checked anyway, and marshalled for the sandbox:
     # the child then execs it without compiling again.
     code: list[bytes] = field(default_factory=list)
@@ -262,21 +263,21 @@ def _notebook_steps(text: str, sub: Submission, name: str) -> None:
         for i, src in cells:
             code = neutralise_magics(src)
             try:
-                compiled = _compiled(code, f"<cell {i + 1}>")
+                compiled = _compiled(code, f"<{NOTEBOOK_CELL} {i + 1}>")
             except _SOURCE_ERRORS as e:
-                sub.problem(f"cell {i + 1} has {_error_text(e)}; it was skipped")
+                sub.problem(f"{NOTEBOOK_CELL} {i + 1} has {_error_text(e)}; it was skipped")
                 continue
-            sub._keep_compiled(compiled, code, f"cell {i + 1}")
+            sub._keep_compiled(compiled, code, f"{NOTEBOOK_CELL} {i + 1}")
         return
     for i, src in cells:
         code = neutralise_magics(src)
         try:
-            tree = ast.parse(code, filename=f"<cell {i + 1}>")
+            tree = ast.parse(code, filename=f"<{NOTEBOOK_CELL} {i + 1}>")
         except _SOURCE_ERRORS as e:
-            sub.problem(f"cell {i + 1} has {_error_text(e)}; it was skipped")
+            sub.problem(f"{NOTEBOOK_CELL} {i + 1} has {_error_text(e)}; it was skipped")
             continue
         units.append(_Unit(i + 1, i + 1, tree.body, code))
-    _add_steps(sub, units, "cell")
+    _add_steps(sub, units, NOTEBOOK_CELL)
 
 
 @dataclass
@@ -327,13 +328,13 @@ def _notebook_cells(text: str, sub: Submission, name: str) -> list[tuple[int, st
     out = []
     for i, cell in enumerate(nb["cells"]):
         if not isinstance(cell, dict):
-            sub.problem(f"cell {i + 1} of {name} is {_kind(cell)}, not a cell; it was skipped")
+            sub.problem(f"{NOTEBOOK_CELL} {i + 1} of {name} is {_kind(cell)}, not a cell; it was skipped")
             continue
         if cell.get("cell_type") not in ("code", "markdown", "raw"):
-            sub.problem(f"cell {i + 1} of {name} has {_cell_type(cell)}; it was skipped")
+            sub.problem(f"{NOTEBOOK_CELL} {i + 1} of {name} has {_cell_type(cell)}; it was skipped")
             continue
         if "metadata" in cell and not isinstance(cell["metadata"], dict):
-            sub.problem(f"cell {i + 1} of {name}: its metadata is {_kind(cell['metadata'])}, not a mapping; "
+            sub.problem(f"{NOTEBOOK_CELL} {i + 1} of {name}: its metadata is {_kind(cell['metadata'])}, not a mapping; "
                         "it was read without it")
         if cell.get("cell_type") != "code":
             continue
@@ -341,7 +342,7 @@ def _notebook_cells(text: str, sub: Submission, name: str) -> list[tuple[int, st
         if isinstance(src, list) and all(isinstance(s, str) for s in src):
             src = "".join(src)
         if not isinstance(src, str):
-            sub.problem(f"cell {i + 1} of {name}: its source is not text; it was skipped")
+            sub.problem(f"{NOTEBOOK_CELL} {i + 1} of {name}: its source is not text; it was skipped")
             continue
         meta = cell.get("metadata")
         meta = meta.get("nbgrader") if isinstance(meta, dict) else None

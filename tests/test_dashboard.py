@@ -20,7 +20,7 @@ from autograder.grade import grade, to_test_result, ungraded
 from autograder.misconceptions import OWN, WORDS, Audience, explain, explanations
 from autograder.names import file_stem
 from autograder.report.dashboard import mistake_meaning, write_dashboard
-from autograder.report.feedback import feedback_html, heatmap_svg, markdown, plain, printed_once
+from autograder.report.feedback import feedback_html, heatmap_svg, markdown, printed_once
 from autograder.report.index import find_dashboards, write_index
 from autograder.results import RESTARTED, CellEnd, CellProblem, Kind, Results
 from autograder.results import TestResult as Check
@@ -67,7 +67,7 @@ def dk_results(printed="", restarts=()) -> Results:
                                                        comparison=FLAT_VS_WEIGHTS,
                                                        heatmap=(WEIGHTS, FLAT) if k == 1 else None)))
     tests.append(judged("attention_shapes", "sizes", raising("attention_shapes", "ValueError: bad")))
-    problems = ["cell 17 raised NameError: name 'x' is not defined"] if printed else []
+    problems = ["notebook cell 17 raised NameError: name 'x' is not defined"] if printed else []
     return Results(sum(x.score for x in tests), sum(x.max_score for x in tests), 0.1, problems, tests,
                    {"isolation": "full"}, printed=printed, restarts=restarts)
 
@@ -246,8 +246,6 @@ def test_every_name_and_text_is_escaped(name):
 
 def test_markdown_is_rendered_after_escaping():
     assert markdown("use `axis=axis` and *where* <b>") == "use <code>axis=axis</code> and <em>where</em> &lt;b&gt;"
-    assert plain("cell 3 raised NameError (cell 12 line 4)") == \
-        "notebook cell 3 raised NameError (notebook cell 12 line 4)"
 
 
 # ---------------------------------------------------------------- the dashboard
@@ -386,7 +384,7 @@ def test_a_cells_problem_is_tied_to_its_exercise_when_the_results_show_it(tmp_pa
     notebook.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
         {"cell_type": "code", "metadata": {}, "source": f"x{i} = {i}", "outputs": [], "execution_count": None}
         for i in range(10)]}))
-    error = CallOutcome.raised("ValueError", "ValueError: bad shapes here", "cell 4 line 2")
+    error = CallOutcome.raised("ValueError", "ValueError: bad shapes here", "notebook cell 4 line 2")
     results = graded({"attention_shapes": lambda calls: ExerciseRun("ok", (error,) * calls),
                       SDPA: lambda calls: ExerciseRun("timeout")}, path=notebook,
                      problems=[CellProblem(3, CellEnd.RAISED, "ValueError", "ValueError: bad shapes here"),
@@ -408,7 +406,8 @@ def test_a_statements_problem_in_a_py_file_is_tied_to_its_exercise_too():
 def test_a_problem_that_only_reads_like_a_cells_is_tied_to_nothing():
     error = CallOutcome.raised("ValueError", "ValueError: bad shapes here", "line 9")
     results = graded({"attention_shapes": lambda calls: ExerciseRun("ok", (error,) * calls)})
-    results.problems = ["cell 4 raised ValueError: bad shapes here"]  # not the sandbox's: no cell problem behind it
+    # not the sandbox's: no cell problem behind it
+    results.problems = ["notebook cell 4 raised ValueError: bad shapes here"]
     assert "the error attention_shapes raises" not in feedback_html("ada", "ps2", results)
 
 

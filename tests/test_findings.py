@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,13 +15,18 @@ import pytest
 from autograder import misconceptions
 from autograder.checks import Call, Check, Fail, Spec, compare, failed, matches_reference, raised, returned, run_judge
 from autograder.crashes import NO_RESULT, Ended, clause
-from autograder.grade import grade, to_test_result
+from autograder.grade import grade, hidden_paths, to_test_result
+from autograder.report.feedback import exercise_findings
+from autograder import results as results_file
 from autograder.results import RESTARTED, CellEnd, CellProblem, Comparison, Finding, Kind, Results, from_json
-from autograder.sandbox import ExerciseRun, SandboxResult
+from autograder.sandbox import ExerciseRun, Sandbox, SandboxResult
 from autograder.sandbox import call_one
 from autograder.sandbox.frames import CallOutcome, Ending, through_wire
 from autograder.sandbox.handle import last_characters
 from test_engine_knows_no_chapter import imports
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+import make_class
 
 ROOT = Path(__file__).resolve().parent.parent
 CORRECT = ROOT / "tests" / "submissions" / "ps2" / "correct_straightforward.py"
@@ -289,3 +295,34 @@ def test_grading_one_file_does_not_go_through_the_batch(face):
 def test_the_reports_read_the_results_model_not_the_batch():
     for report in ("autograder.report.feedback", "autograder.report.dashboard", "autograder.report.table"):
         assert "autograder.batch" not in reached(report) and "autograder.results" in reached(report)
+
+
+# ---------------------------------------------------------------- own mistakes before inherited ones
+
+def _named(exercise: str, mistake: str, inherited: bool, k: int) -> results_file.TestResult:
+    finding = Finding(Kind.WRONG, f"words of {mistake}", "", inherited=inherited)
+    return results_file.TestResult(f"{exercise}: check {k}", 0, 1, "failed", f"words of {mistake}", "visible",
+                      [f"exercise:{exercise}", f"misconception:{mistake}"], finding=finding)
+
+
+def test_an_exercises_own_mistake_is_named_before_one_it_inherits():
+    tests = [_named(SDPA, "softmax_divides_by_max", True, 1), _named(SDPA, "scale_by_dk", False, 2),
+             _named(SDPA, "softmax_global_sum", True, 3)]
+    diagnoses, _ = exercise_findings(SDPA, tests)
+    assert [m for m, _ in diagnoses] == ["scale_by_dk", "softmax_divides_by_max", "softmax_global_sum"]
+
+
+def test_inherited_survives_the_results_file():
+    results = Results(0, 1, 0.1, [], [_named(SDPA, "softmax_divides_by_max", True, 1)])
+    assert from_json(results.to_json()).tests[0].finding.inherited is True
+
+
+def test_a_mistake_named_in_an_exercise_that_calls_its_function_is_marked_inherited(tmp_path):
+    """softmax's own mistake, seen again through raw_self_attention (which calls softmax): there
+    it is inherited; in softmax it is softmax's own."""
+    path = tmp_path / "ps1.ipynb"
+    path.write_text(make_class.archetype_notebook("ps1", "softmax_divides_by_max:softmax"), encoding="utf-8")
+    with Sandbox(hide=hidden_paths(tmp_path)) as sandbox:
+        results = grade(path, "ps1", sandbox=sandbox, student="ada")
+    named = {(t.exercise, t.finding.inherited) for t in results.tests if t.misconception == "softmax_divides_by_max"}
+    assert ("softmax", False) in named and ("raw_self_attention", True) in named, named

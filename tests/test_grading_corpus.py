@@ -367,7 +367,7 @@ def test_notebook_whose_metadata_is_a_list_says_so_in_one_line(graded):
 
 def test_notebook_cell_with_a_syntax_error_is_named_in_the_output(graded):
     results = graded(SUBMISSIONS / "ps1" / "notebook_with_magics.ipynb", "ps1")
-    assert any(line.startswith("cell 7 has a syntax error") for line in results.output.splitlines())
+    assert any(line.startswith("notebook cell 7 has a syntax error") for line in results.output.splitlines())
 
 
 def test_submission_cannot_write_next_to_itself(sandbox):

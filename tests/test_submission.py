@@ -43,7 +43,7 @@ def test_malformed_notebook_gives_one_line(tmp_path, content, phrase):
 def test_syntax_error_skips_only_that_cell(tmp_path):
     sub = load(notebook(tmp_path, "def a():\n    return 1", "def b(:\n    pass", "def c():\n    return 3"))
     assert sub.cells == ["def a():\n    return 1", "def c():\n    return 3"]
-    assert sub.problems == ["cell 2 has a syntax error on line 1: invalid syntax; it was skipped"]
+    assert sub.problems == ["notebook cell 2 has a syntax error on line 1: invalid syntax; it was skipped"]
 
 
 def test_old_nbformat_is_read_with_a_warning(tmp_path):
@@ -139,7 +139,7 @@ def test_many_statements_are_grouped_below_the_wire_limit(tmp_path, kind):
         path = notebook(tmp_path, *(f"v{i} = {i}" for i in range(n)))
     sub = load(path)
     assert len(sub.code) <= MAX_CELLS < wire.MAX_ITEMS
-    assert sub.labels[0] == ("lines 1-4" if kind == "py" else "cells 1-4")
+    assert sub.labels[0] == ("lines 1-4" if kind == "py" else "notebook cells 1-4")
     scope = {}
     for code in sub.code:
         exec(marshal.loads(code), scope)
@@ -251,7 +251,7 @@ BREAKS = {
     "metadata": (lambda nb, x: nb.update(metadata=x), lambda x: not isinstance(x, dict), "metadata"),
     "nbformat": (lambda nb, x: nb.update(nbformat=x), lambda x: x != 4 or type(x) is not int, "notebook format"),
     "nbformat_minor": (lambda nb, x: nb.update(nbformat_minor=x), lambda x: type(x) is not int, "nbformat_minor"),
-    "a cell": (lambda nb, x: nb["cells"].__setitem__(0, x), lambda x: not isinstance(x, dict), "cell 1"),
+    "a cell": (lambda nb, x: nb["cells"].__setitem__(0, x), lambda x: not isinstance(x, dict), "notebook cell 1"),
     "cell_type": (lambda nb, x: nb["cells"][0].update(cell_type=x),
                   lambda x: x not in ("code", "markdown", "raw"), "cell_type"),
     "cell metadata": (lambda nb, x: nb["cells"][0].update(metadata=x), lambda x: not isinstance(x, dict),

@@ -23,7 +23,7 @@ from ..submission import load
 @dataclass(frozen=True)
 class Unit:
     """One piece of a student's code: a notebook cell, or a .py file's top-level statement."""
-    label: str  # "cell 9", "line 12": where it is in the student's file
+    label: str  # "notebook cell 9", "line 12": where it is in the student's file
     source: str
 
 

@@ -32,7 +32,7 @@ from ..misconceptions import Audience, explain, known, label
 from ..names import file_stem, one_line, readable
 from ..results import Results, from_json, write_atomic
 from . import charts
-from .feedback import ABOUT_CODE, by_exercise, nothing_ran, plain, why_nothing_ran
+from .feedback import ABOUT_CODE, by_exercise, nothing_ran, why_nothing_ran
 from .index import write_set_index
 from .outcomes import OUTCOMES, TIMEOUT, outcome
 from .render import render
@@ -133,7 +133,7 @@ def flags_of(results: Results) -> list[Flag]:
     """What is wrong with a submission beyond its mistakes, each with one line of why; one
     flag per kind, the words and reasons of several exercises together."""
     if nothing_ran(results):
-        return [Flag("unreadable", "unreadable", one_line(plain(why_nothing_ran(results)[0]), 200))]
+        return [Flag("unreadable", "unreadable", one_line(why_nothing_ran(results)[0], 200))]
     flags: list[Flag] = []
     for e, tests in by_exercise(results).items():
         ends = [(t, outcome(t)) for t in tests if t.status == "failed"]
@@ -141,14 +141,14 @@ def flags_of(results: Results) -> list[Flag]:
             flags.append(Flag("hung", "hung", f"{e} ran past the time limit"))
         died = next(((t, o) for t, o in ends if o is not None and o.broken and o is not TIMEOUT), None)
         if died is not None:
-            flags.append(Flag("ended", died[1].badge, one_line(plain(died[0].output), 200)))
+            flags.append(Flag("ended", died[1].badge, one_line(died[0].output, 200)))
         elif any(o is not None and o.key == "raised" for _, o in ends):
             flags.append(Flag("error", "raised an error", f"{e} raised an error"))
         if any(o is not None and o.key == "not_implemented" for _, o in ends):
             flags.append(Flag("unfinished", "unfinished", f"{e} not implemented"))
     problems = [p for p in results.problems if p.strip()]
     if problems:
-        flags.append(Flag("problems", "problems", one_line(plain(problems[0]), 200)))
+        flags.append(Flag("problems", "problems", one_line(problems[0], 200)))
     merged: dict[str, list[Flag]] = {}
     for f in flags:
         merged.setdefault(f.kind, []).append(f)

@@ -8,8 +8,8 @@ everything it prints (render.py).
 
 What the page says comes from the results' fields (results.py): how each check ended
 (``Kind``, outcomes.py), the mistake's explanation apart from the rest of its message, the
-arrays compared, the submission's problems apart from what its code printed. ``plain``
-rewords only the engine's bare "cell N", which on a page could be read as the N-th code cell.
+arrays compared, the submission's problems apart from what its code printed, each shown in
+the engine's words (a notebook's cells are "notebook cell N" there already: names.NOTEBOOK_CELL).
 """
 from __future__ import annotations
 
@@ -35,15 +35,6 @@ def markdown(text: str) -> str:
     """The little markdown the explanations use (`code`, *emphasis*, **strong**), as HTML;
     every piece of the text is escaped, so nothing in it can become a tag."""
     return str(macro("_markdown.html.j2", "md")(text))
-
-
-_CELL = re.compile(r"\bcell (\d+)\b")
-
-
-def plain(text: str) -> str:
-    """An engine message in the words a page shows (display only: results keep the original)."""
-    # The engine numbers a notebook's cells from the top, markdown cells included.
-    return _CELL.sub(lambda m: f"notebook cell {m.group(1)}", text)
 
 
 def first_sentence(text: str, limit: int = 200) -> str:
@@ -93,18 +84,23 @@ class Said(NamedTuple):
 
 
 def exercise_findings(exercise: str, tests: list[TestResult]) -> tuple[list[tuple[str, str]], dict[int, Said]]:
-    """For one exercise: its diagnoses, each once ((mistake, explanation) in the order first
+    """For one exercise: its diagnoses, each once ((mistake, explanation): the exercise's own
+    mistakes before those it inherits from a function it calls, each kind in the order first
     met, with the numbers of the first test that quoted them, else the catalogue's words), and
     per failed test what else it says, a message already shown left empty."""
     mistakes: list[str] = []
     quoted: dict[str, str] = {}
+    own: set[str] = set()
     for t in tests:
         m = t.misconception
         if m and t.status == "failed" and m != "crashed":
             if m not in mistakes:
                 mistakes.append(m)
+            if not t.finding.inherited:
+                own.add(m)
             if t.finding.explanation:
                 quoted.setdefault(m, t.finding.explanation)
+    mistakes.sort(key=lambda m: m not in own)  # stable: first met within each kind
     details: dict[int, Said] = {}
     seen: set[tuple[str, str]] = set()
     for k, t in enumerate(tests):
@@ -170,11 +166,11 @@ def fix_line(exercise: str, tests: list[TestResult], diagnoses: list[tuple[str, 
     got, of = sum(t.score for t in tests), sum(t.max_score for t in tests)
     if diagnoses:
         m, text = diagnoses[0]
-        return Fix(exercise, got, of, label(m), False, "", first_sentence(plain(text)), len(diagnoses) - 1)
+        return Fix(exercise, got, of, label(m), False, "", first_sentence(text), len(diagnoses) - 1)
     t, said = next((t, details.get(k)) for k, t in enumerate(tests) if t.status == "failed")
     why = (said.words or (said.comparison.headline() if said.comparison else "")) if said else ""
     ended = outcome(t)
-    text = first_sentence(plain(why or t.output))
+    text = first_sentence(why or t.output)
     if ended is not None:
         return Fix(exercise, got, of, ended.badge, True, "", text, 0)
     return Fix(exercise, got, of, "", False, t.title, text, 0)
@@ -223,11 +219,11 @@ def section(e: str, ts: list[TestResult], diagnoses: list[tuple[str, str]], deta
     pictured = next((t for t in with_map if t.status == "failed"), with_map[0] if with_map else None)
     def said(k: int) -> Said | None:
         s = details.get(k)
-        return Said(plain(s.words), s.comparison) if s and not common else None
+        return Said(s.words, s.comparison) if s and not common else None
 
     checks = [Check(t.status == "passed", t.title, t.score, t.max_score, said(k)) for k, t in enumerate(ts)]
     return Section(e, sum(t.score for t in ts), sum(t.max_score for t in ts),
-                   [] if common else [(label(m), plain(text)) for m, text in diagnoses],
+                   [] if common else [(label(m), text) for m, text in diagnoses],
                    [] if common or pictured is None else heatmap_pair(e, pictured.extra_data["heatmap"]), checks)
 
 
@@ -243,12 +239,12 @@ def feedback_html(student: str, assignment: str, results: Results) -> str:
     problems: list[tuple[str, str]] = []
     if not common:
         cells = {p.line(): p for p in results.cell_problems}  # the typed problem behind a line, where one is
-        problems = [(plain(line), related(cells.get(line), groups)) for line in results.problems if line.strip()]
+        problems = [(line, related(cells.get(line), groups)) for line in results.problems if line.strip()]
     printed = None
     if results.printed.strip():
         once, again = printed_once(results.printed_parts())
         printed = (once, " (shown once, though the cells ran again after a restart)" if again else "")
     return render("feedback.html.j2", assignment=assignment, student=student, results=results, fixes=fixes,
-                  nothing_ran=[plain(line) for line in why_nothing_ran(results) if line.strip()] if common else [],
+                  nothing_ran=[line for line in why_nothing_ran(results) if line.strip()] if common else [],
                   problems=problems, printed=printed,
                   sections=[section(e, ts, *findings[e], common) for e, ts in groups.items()])

@@ -17,6 +17,7 @@ from .. import wire
 from . import confine, syscalls
 from .limits import Limits
 from .protocol import Kind, Reader, send
+from ..names import NOTEBOOK_CELL
 from .frames import MAX_LINE, MAX_NAME, MAX_WHERE
 
 JOB_LIMIT = 1 << 32  # the grader's own job frame: inputs can be large, and it is trusted
@@ -136,8 +137,9 @@ def run(cells, exercises, start_exercise, skip, result_fd):
             continue
         report(Kind.CELL, str(i).encode())
         try:
-            exec(marshal.loads(code) if isinstance(code, bytes) else compile(code, f"<cell {i + 1}>", "exec"),
-                 module.__dict__)
+            compiled = (marshal.loads(code) if isinstance(code, bytes) else
+                        compile(code, f"<{NOTEBOOK_CELL} {i + 1}>", "exec"))
+            exec(compiled, module.__dict__)
         except BaseException as e:  # noqa: BLE001 - sys.exit and Ctrl-C in a cell too
             report(Kind.PROBLEM, wire.encode({"cell": i, "error": _line(type(e).__name__, MAX_NAME),
                                               "message": one_line(e)}))
@@ -172,13 +174,13 @@ def call_one(func, args, kwargs, echo=False) -> dict:
             warnings.simplefilter("ignore")
             value = func(*args, **kwargs)
     except BaseException as e:  # noqa: BLE001
-        # The innermost frame in the submission's own code. Cells are compiled as "<cell 3>"
+        # The innermost frame in the submission's own code. Cells are compiled as "<notebook cell 3>"
         # (a notebook) or "<line 12>" (a .py, at its own line numbers). Read from the frames
         # themselves: traceback.extract_tb would look up source lines, at a cost per call.
         where, tb = "", e.__traceback__
         while tb is not None:
             name = tb.tb_frame.f_code.co_filename
-            if name.startswith("<cell"):
+            if name.startswith(f"<{NOTEBOOK_CELL}"):
                 where = f"{name.strip('<>')} line {tb.tb_lineno}"
             elif name.startswith("<line"):
                 where = f"line {tb.tb_lineno}"

@@ -49,7 +49,7 @@ from .. import wire
 # was forged.
 MAX_LINE = 300  # a message, a problem, a setup failure: child.one_line's cut
 MAX_NAME = 200  # an exception's class name (call_one cuts it here)
-MAX_WHERE = 100  # "cell 12 line 3"
+MAX_WHERE = 100  # "notebook cell 12 line 3"
 MAX_INDEX_DIGITS = 10
 # What a student reads, after the function's name, for a RESULT or a call that does not parse.
 NOT_A_RESULT = "sent back something that is not a result"
