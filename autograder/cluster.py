@@ -17,10 +17,13 @@ sandbox's children, never in the worker's own process.
 Faults. A worker that dies mid-task (SIGKILL, a lost machine) has its tasks run again
 elsewhere by the scheduler. A task whose workers died while running it more than
 ``distributed.scheduler.allowed-failures`` times (3 by default) ends as ``KilledWorker``: a
-task of several submissions is then split, each sent again on its own, and a single
-submission's ``KilledWorker`` is recorded as crashed (score 0, every check tagged ``crashed``) and the batch
-goes on; a re-run leaves it as it is, ``--force`` tries it again. Every other failure on a
-worker is the grader's: no grade, reported, graded by the next run. With no worker left, the
+task of several submissions is then split, each sent again on its own. The scheduler counts
+a death against every task assigned to the worker, those queued behind the running one too,
+so a single submission's ``KilledWorker`` is only a suspicion: it is tried once more with
+nothing else of the batch in flight, and a ``KilledWorker`` then is recorded as crashed (score
+0, every check tagged ``crashed``) and the batch goes on; a re-run leaves it as it is,
+``--force`` tries it again. Every other failure on a worker is the grader's: no grade,
+reported, graded by the next run. With no worker left, the
 batch waits for one to join (Ctrl-C stops it; a re-run resumes).
 
 Security. Dask's messages are pickles and the workers run as root to sandbox: whoever can
@@ -207,6 +210,10 @@ class DaskPool:
         self.ac = None
         self.pending: Iterator[Job] = iter(())
         self.alone: list[tuple[Job, Task]] = []  # from a split task: each goes out on its own, first
+        # Alone and killed, maybe as a bystander (see outcomes): tried once more, one at a time
+        self.suspects: list[tuple[Job, Task]] = []
+        self.trying: str | None = None  # the key of the suspect in flight: its KilledWorker is its own
+        self.window = 8
         self.running: dict[str, tuple] = {}  # task key -> (jobs, tasks, future)
         self.settings: RunSettings | None = None
         self.isolation: dict | None = None  # as the last graded submission's sandbox reported it
@@ -258,12 +265,19 @@ class DaskPool:
         # At most a window of submissions is in flight, so the client's memory does not grow
         # with the class.
         self.ac = as_completed(loop=self.client.loop)
-        for _ in range(max(8, IN_FLIGHT_PER_THREAD * self.threads)):
-            if not self._submit_next():
-                break
+        self.window = max(8, IN_FLIGHT_PER_THREAD * self.threads)
+        self._fill()
 
     def _submit_next(self) -> bool:
-        if self.alone:
+        suspect = False
+        if self.suspects:
+            # A suspect is tried only with nothing else in flight (see outcomes): the rest of
+            # the class waits for it.
+            if self.running:
+                return False
+            pairs = [self.suspects.pop(0)]
+            suspect = True
+        elif self.alone:
             pairs = [self.alone.pop(0)]
         else:
             jobs = list(itertools.islice(self.pending, PER_TASK))
@@ -276,8 +290,15 @@ class DaskPool:
         key = f"grade-{'+'.join(file_stem(j.entry.student)[:30] for j in jobs)}-{uuid.uuid4().hex}"
         future = self.client.submit(grade_on_worker, tasks, key=key, pure=False)
         self.running[future.key] = (jobs, tasks, future)
+        if suspect:
+            self.trying = future.key
         self.ac.add(future)
         return True
+
+    def _fill(self) -> None:
+        """Submit until the window is full, or a suspect waits for the rest to end."""
+        while len(self.running) < self.window and self._submit_next():
+            pass
 
     def outcomes(self) -> Iterator[tuple[Job, Outcome]]:
         if self.ac is None:
@@ -287,17 +308,27 @@ class DaskPool:
             for future in batch:
                 jobs, tasks, _ = self.running.pop(future.key)
                 answer = answers.get(future.key)
+                tried = future.key == self.trying
+                if tried:
+                    self.trying = None
                 if isinstance(answer, KilledWorker) and len(tasks) > 1:
                     self.alone.extend(zip(jobs, tasks, strict=True))  # which of them kills its worker?
-                    for _ in tasks:
-                        self._submit_next()
+                    self._fill()
+                    continue
+                if isinstance(answer, KilledWorker) and not tried:
+                    # The scheduler counts a death against every task assigned to the worker,
+                    # those queued behind the one running too: a submission that shared its
+                    # worker with one that kills it ends the same way. Tried again with nothing
+                    # else in flight, only the one that kills its worker ends so again.
+                    self.suspects.extend(zip(jobs, tasks, strict=True))
+                    self._fill()
                     continue
                 if isinstance(answer, list) and len(answer) != len(tasks):
                     answer = None  # not one answer per student: none of them can be trusted
                 for i, (job, task) in enumerate(zip(jobs, tasks, strict=True)):
                     outcome = self._store(task, answer[i] if isinstance(answer, list) else answer)
                     yield job, outcome
-                self._submit_next()
+                self._fill()
 
     def _answers(self, batch: list) -> dict:
         """Each finished future's Graded, or what went wrong with it, by key. Never raises: an
@@ -351,7 +382,8 @@ class DaskPool:
         except Exception as e:  # noqa: BLE001 - no worker could say how it confines: not a grade
             return Graded(task.student, self.grader, failure=f"no worker could grade it ({failure_text(e)})")
         reason = (f"Grading this submission ended the grading worker's process {allowed_failures(self.client) + 1} "
-                  "times, so it was not graded further; it is recorded as crashed. Ask your instructor to look at it.")
+                  "times, also with nothing else being graded, so it was not graded further; it is recorded as "
+                  "crashed. Ask your instructor to look at it.")
         tests = [to_test_result(name, spec, Verdict(False, reason, "crashed", finding=Finding(Kind.CRASHED)))
                  for name in exercises(task.assignment) for spec in exercise(name).specs]
         results = Results(score=0, max_score=sum(t.max_score for t in tests), execution_time=0.0, problems=[reason],

@@ -242,6 +242,30 @@ def test_a_submission_that_kills_its_worker_is_recorded_as_crashed(dask_cluster,
         client.wait_for_workers(2, timeout=STARTUP)
 
 
+@pytest.fixture(scope="module")
+def one_worker(tmp_path_factory):
+    """One worker process: every task of a batch waits on it, behind whichever runs."""
+    started = start_cluster(tmp_path_factory.mktemp("dask-one"), workers=1)
+    yield started
+    started.stop()
+
+
+def test_classmates_queued_behind_a_worker_killer_keep_their_grades(one_worker, tmp_path):
+    """Dask counts a worker's death against every task assigned to it, those queued behind the
+    one running too: with one worker, each classmate waits behind the submission that kills it
+    and would end as KilledWorker with it. Only the killer may be recorded as crashed."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "a-kil.py").write_bytes(MARKER + b"\nimport numpy as np\n")  # first in line
+    for name in ("ada", "ben", "cy"):
+        shutil.copy(ROOT / "tests" / "submissions" / "ps2" / "correct_straightforward.py", folder / f"{name}.py")
+    result = run_batch(folder, "ps2", tmp_path / "out", timeout=float(TIMEOUT), progress=False,
+                       pool=DaskPool(one_worker.address))
+    assert result.failures == []
+    assert sorted((r.student, r.score) for r in result.rows) == [
+        ("a-kil", 0), ("ada", PS2_FULL), ("ben", PS2_FULL), ("cy", PS2_FULL)]
+
+
 def test_odd_names_and_files_travel_to_the_workers_and_back_as_the_local_pool_grades_them(dask_cluster, tmp_path):
     """Issue 8's hostile class (names that are not UTF-8, newlines, 240 characters; links,
     a pipe, a device, a folder, 5 MiB, malformed notebooks): read on the client, graded on
