@@ -217,6 +217,10 @@ EXPLANATIONS = {
 
 # Where one exercise's form of a mistake needs its own words.
 FOR_EXERCISE = {
+    ("scale_by_d_model", "wired_attention"): (
+        "{Your} scores were scaled by 1/sqrt(d){dmodel_txt}, the width of the embeddings, instead of "
+        "1/sqrt(d_k){sqrt_txt}, the width of the queries and keys: it is the spread of their dot "
+        "products, sqrt(d_k), that the scale undoes. {fix}Divide by np.sqrt(K.shape[-1])."),
     ("weights_transposed", "qk_circuit"): (
         "{Your} circuit is the transpose of W_QK: the score of query token i on key token j is "
         "s_ij = x_i W_Q (x_j W_K)^T = x_i (W_Q W_K^T) x_j^T, so W_QK = W_Q @ W_K.T. Its rows "

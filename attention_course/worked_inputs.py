@@ -50,6 +50,12 @@ RIVER_BANK = _frozen([0.0, 0.0, 0.0, 1.0],   # the
 # topic (strength 2), a filler word for a place (strength 1.5).
 W_Q_RIVER = _frozen([0.0, 0.0], [0.0, 0.0], [2.0, 0.0], [0.0, 1.5])
 W_K_RIVER = _frozen([1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 0.0])
+# The same river bank with two more axes that no word uses (d = 6, d_k still 2): the same
+# scores, so the same weights. Only a scale taken from the embeddings' width, sqrt(6), instead
+# of the keys', sqrt(2), changes them (on the river bank itself sqrt(d) = 2 = d_k hides it).
+RIVER_BANK_WIDE = _frozen(*np.pad(RIVER_BANK, ((0, 0), (0, 2))))
+W_Q_RIVER_WIDE = _frozen(*np.pad(W_Q_RIVER, ((0, 2), (0, 0))))
+W_K_RIVER_WIDE = _frozen(*np.pad(W_K_RIVER, ((0, 2), (0, 0))))
 # Bank's output, water : money, once its weights are known (the payoff of separate queries
 # and keys): raw 0.435 : 0.149, wired 0.552 : 0.102.
 RIVER_BANK_BLEND = {"raw": 2.9, "wired": 5.4}

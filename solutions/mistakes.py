@@ -44,6 +44,9 @@ MISTAKES = (
             swap("softmax(scores, axis=-1)", "softmax(scores / np.sqrt(X.shape[-1]), axis=-1)")),
     Mistake("raw_self_attention", "weights_applied_transposed", swap("out = weights @ X", "out = weights.T @ X")),
     Mistake("wired_attention", "scale_by_dk", swap("np.sqrt(K.shape[-1])", "K.shape[-1]")),
+    # The embeddings' width instead of the keys': on the river bank (d = 4 = d_k squared) the same
+    # weights as scale_by_dk, so neither is named there; its wider copy (d = 6) tells them apart.
+    Mistake("wired_attention", "scale_by_d_model", swap("np.sqrt(K.shape[-1])", "np.sqrt(X.shape[-1])")),
     Mistake("wired_attention", "missing_scale", swap("scores / np.sqrt(K.shape[-1])", "scores")),
     Mistake("wired_attention", "softmax_wrong_axis", swap("axis=-1", "axis=0")),
     Mistake("wired_attention", "weights_transposed", swap("X @ W_Q", "X @ W_Q.T", "X @ W_K", "X @ W_K.T")),

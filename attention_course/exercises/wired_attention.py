@@ -4,7 +4,8 @@ import numpy as np
 from autograder.checks import (Call, Spec, Verdict, expect_close, first_of, matches_reference, matches_worked, parts,
                                provided, returned, leaves_inputs_unchanged)
 from autograder.exercise import Boundary, Exercise
-from ..worked_inputs import RIVER_BANK, W_K_RIVER, W_K_WINTER_CYCLED, W_Q_RIVER, W_Q_WINTER, WINTER_TYPES
+from ..worked_inputs import (RIVER_BANK, RIVER_BANK_WIDE, W_K_RIVER, W_K_RIVER_WIDE, W_K_WINTER_CYCLED, W_Q_RIVER,
+                             W_Q_RIVER_WIDE, W_Q_WINTER, WINTER_TYPES)
 from autograder import worked_examples
 
 F = "wired_attention"
@@ -32,6 +33,8 @@ def checks(rng):
     # Square, unsymmetric wiring (d = d_k = 3): W.T runs here, where the river bank's 4 x 2 W_Q
     # cannot, so a transposed projection gives other weights instead of an error.
     c_winter = Call(F, (WINTER_TYPES, W_Q_WINTER, W_K_WINTER_CYCLED))
+    # The river bank with two unused axes (d = 6, d_k = 2): the scale is sqrt(d_k), whatever d.
+    c_wide = Call(F, (RIVER_BANK_WIDE, W_Q_RIVER_WIDE, W_K_RIVER_WIDE))
     d, d_k = 6, 3
     X = rng.standard_normal((5, d))
     c_x = Call(F, (X, rng.standard_normal((d, d_k)), rng.standard_normal((d, d_k))))
@@ -48,6 +51,9 @@ def checks(rng):
         Spec("square wiring: warm jacket for winter", 1, visible=True).bind(
             (c_winter,), matches_worked(c_winter, first_of(1), "weights",
                                                  expected_note="warm's row is about 0.653, 0.116, 0.116, 0.116")),
+        Spec("wider embeddings, the same keys: the same weights", 1, visible=True).bind(
+            (c_wide,), matches_worked(c_wide, first_of(1), "weights with two unused axes",
+                                      expected_note="the river bank's own weights: the scale is 1/sqrt(d_k)")),
         Spec("scores match the reference", 1).bind((c_x,), matches_reference(c_x, first_of(2), "scores")),
         Spec("weights match the reference", 2).bind(
             (c_x,), matches_reference(c_x, first_of(1), "weights", heatmap=lambda w: w)),
@@ -65,14 +71,16 @@ def checks(rng):
 
 
 def _d_k(call):
-    """d_k, for explanations: W_K is (d, d_k)."""
-    return {"d_k": call.args[2].shape[-1]}
+    """d_k and the embeddings' width, for explanations: X is (T, d), W_K (d, d_k)."""
+    return {"d_k": call.args[2].shape[-1], "d_model": call.args[0].shape[-1]}
 
 
 DOMAIN = (
     Boundary("X", "(T, d) floats, T >= 1", ("the hand-wired river-bank example", "a single token")),
     Boundary("W_Q, W_K", "(d, d_k), d_k != d as well as square",
              ("scores match the reference", "square projections", "square wiring: warm jacket for winter")),
+    Boundary("d", "any width, d != d_k^2 too: the scale follows d_k alone",
+             ("wider embeddings, the same keys: the same weights", "scores match the reference")),
     Boundary("X", "a loud token: scaled scores past exp()'s 709 beside rows that peak far lower",
              ("a loud token stays finite and leaves the other rows finite",)),
     Boundary("dtype", "float64 and float32", ("weights match the reference", "float32 input")),
