@@ -115,7 +115,7 @@ def test_not_implemented_names_the_function():
 
 @pytest.mark.parametrize(("func", "args", "numbers"), [
     ("scaled_dot_product_attention", (np.zeros((3, 8)), np.zeros((4, 8)), np.zeros((4, 2))), {"d_k": 8}),
-    ("wired_attention", (np.zeros((3, 6)), np.zeros((6, 5)), np.zeros((6, 5))), {"d_k": 5}),
+    ("wired_attention", (np.zeros((3, 6)), np.zeros((6, 5)), np.zeros((6, 5))), {"d_k": 5, "d_model": 6}),
     ("attention_with_biases", (np.zeros((3, 6)), np.zeros((6, 4)), np.zeros((6, 4)), np.zeros((6, 4))), {"d_k": 4}),
     ("multi_head_attention", (np.zeros((3, 8)), np.zeros((8, 8)), np.zeros((8, 8)), np.zeros((8, 8)),
                               np.zeros((8, 8)), 4), {"d_k": 2, "d_model": 8, "n_heads": 4}),

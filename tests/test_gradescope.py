@@ -195,7 +195,11 @@ def test_a_right_notebook_under_any_name_gets_full_marks_at_the_uid_level(grades
 def test_a_mistaken_notebook_is_explained_to_the_spec(mistaken):
     assert_to_the_spec(mistaken)
     failed = [t for t in mistaken["tests"] if t["status"] == "failed"]
-    assert failed and all("misconception:scale_by_dk" in t["tags"] for t in failed)
+    # Each failed check that names a mistake names this one. On the river bank (d = 4 = d_k
+    # squared) dividing by d_k and by sqrt(d) give the same weights, so those name neither.
+    named = {tag for t in failed for tag in t["tags"] if tag.startswith("misconception:")}
+    assert failed and named == {"misconception:scale_by_dk"}
+    assert sum("misconception:scale_by_dk" in t["tags"] for t in failed) > len(failed) // 2
     assert 0 < mistaken["score"] < PS1_FULL
 
 
