@@ -344,8 +344,13 @@ class DaskPool:
             if future.key in answers:
                 continue
             try:
-                answers[future.key] = future.result(timeout=60) if future.status == "finished" else \
-                    future.exception(timeout=60)
+                if future.status == "error":
+                    answers[future.key] = future.exception(timeout=60)
+                else:
+                    # Finished, or finished and lost since with the worker that held its result
+                    # (a classmate's submission killed it): then it is computed again, and
+                    # exception() would say None once it is.
+                    answers[future.key] = future.result(timeout=60)
             except Exception as e:  # noqa: BLE001 - whatever it is, that student's grader failed
                 answers[future.key] = e
         return answers
