@@ -53,6 +53,8 @@ class Reference:
     def __init__(self, functions: dict[str, Callable], catalogue: tuple = (), sources: dict[str, str] | None = None):
         self.functions = functions
         self.catalogue = tuple(catalogue)  # solutions/mistakes.py's entries (autograder.catalogue.Mistake)
+        self._entries = {(m.id, m.func) for m in self.catalogue}  # (id, the exercise it edits)
+        self._ids = {m.id for m in self.catalogue}
         self._sources = sources or {}  # function -> the source of the module that defines it
         entries = {m.name: (n, m) for n, m in enumerate(self.catalogue)}
         # Which functions an entry's edit reaches needs only the module's syntax, not its code.
@@ -73,13 +75,9 @@ class Reference:
     def solution(self, func: str) -> Callable:
         return self.functions[func]
 
-    def own(self, func: str) -> frozenset[str]:
-        """The ids of the catalogue's entries for ``func`` itself (not those it inherits)."""
-        return frozenset(m.id for m in self.catalogue if m.func == func)
-
     def inherited(self, func: str, mistake: str) -> bool:
         """Whether ``mistake``, named in ``func``'s checks, is only another exercise's entry."""
-        return mistake not in self.own(func) and any(m.id == mistake for m in self.catalogue)
+        return (mistake, func) not in self._entries and mistake in self._ids
 
     def mistakes(self, func: str, inherited: bool = True) -> tuple[tuple[str, Callable], ...]:
         """(misconception id, function) pairs for ``func``, most specific first: the catalogue's

@@ -30,6 +30,7 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -170,6 +171,25 @@ class Finding:
         """The message these parts make: the explanation, the other words, the comparison."""
         parts = (self.explanation, self.detail or "", self.comparison.text() if self.comparison else "")
         return "\n".join(x for x in parts if x)
+
+
+def named_once(named: Iterable[tuple[str, Finding | None]]) -> list[tuple[str, str]]:
+    """Each mistake of one exercise's failed checks, once, as (mistake, explanation): the
+    exercise's own before those it inherits from a function it calls (``Finding.inherited``),
+    each kind in the order first met, with the explanation of the first check that quoted one
+    ('' where none did). The feedback page and the notebook's check cells name them so."""
+    order: list[str] = []
+    quoted: dict[str, str] = {}
+    own: set[str] = set()
+    for mistake, finding in named:
+        if mistake not in order:
+            order.append(mistake)
+        if finding is None or not finding.inherited:
+            own.add(mistake)
+        if finding is not None and finding.explanation:
+            quoted.setdefault(mistake, finding.explanation)
+    order.sort(key=lambda m: m not in own)  # stable: first met within each kind
+    return [(m, quoted.get(m, "")) for m in order]
 
 
 @dataclass

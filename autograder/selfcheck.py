@@ -12,7 +12,7 @@ import numpy as np
 from . import misconceptions
 from .assignments import exercise
 from .checks import Check, run_judge
-from .results import Finding
+from .results import Finding, named_once
 from .sandbox import call_one, frames
 from .spec import Verdict
 
@@ -65,18 +65,14 @@ class Shown(NamedTuple):
 
 def summary(name: str, counted: str, shown: list[Shown]) -> str:
     """The block's first line: the exercise, how its checks went, the mistakes they name."""
-    named = list(dict.fromkeys(s.misconception for s in shown if not s.passed and s.misconception))
+    named = [m for m, _ in named_once((s.misconception, s.finding) for s in shown if not s.passed and s.misconception)]
     return f"{name}: {counted}" + (": " + ", ".join(misconceptions.label(m) for m in named) if named else "")
 
 
 def diagnoses(shown: list[Shown]) -> dict[str, str]:
-    """Each named mistake's explanation, once, in the order first met, with the numbers of the
-    first check that quoted it (the feedback page's choice too: report/feedback.py)."""
-    found: dict[str, str] = {}
-    for s in shown:
-        if _diagnosed(s):
-            found.setdefault(s.misconception, s.finding.explanation)
-    return found
+    """Each named mistake's explanation, once, with the numbers of the first check that quoted
+    it, in the feedback page's order (results.named_once)."""
+    return dict(named_once((s.misconception, s.finding) for s in shown if _diagnosed(s)))
 
 
 def _diagnosed(s: Shown) -> bool:

@@ -21,7 +21,7 @@ from ..assignments import exercise as declaration
 from ..exercise import MapWords
 from ..misconceptions import explain, label
 from ..names import readable
-from ..results import CellEnd, CellProblem, Comparison, Kind, Results, TestResult
+from ..results import CellEnd, CellProblem, Comparison, Kind, Results, TestResult, named_once
 from . import charts
 from .outcomes import outcome
 from .render import macro, render
@@ -88,19 +88,8 @@ def exercise_findings(exercise: str, tests: list[TestResult]) -> tuple[list[tupl
     mistakes before those it inherits from a function it calls, each kind in the order first
     met, with the numbers of the first test that quoted them, else the catalogue's words), and
     per failed test what else it says, a message already shown left empty."""
-    mistakes: list[str] = []
-    quoted: dict[str, str] = {}
-    own: set[str] = set()
-    for t in tests:
-        m = t.misconception
-        if m and t.status == "failed" and m != "crashed":
-            if m not in mistakes:
-                mistakes.append(m)
-            if not t.finding.inherited:
-                own.add(m)
-            if t.finding.explanation:
-                quoted.setdefault(m, t.finding.explanation)
-    mistakes.sort(key=lambda m: m not in own)  # stable: first met within each kind
+    named = named_once((t.misconception, t.finding) for t in tests
+                       if t.misconception and t.status == "failed" and t.misconception != "crashed")
     details: dict[int, Said] = {}
     seen: set[tuple[str, str]] = set()
     for k, t in enumerate(tests):
@@ -110,7 +99,7 @@ def exercise_findings(exercise: str, tests: list[TestResult]) -> tuple[list[tupl
         key = (said.words, said.comparison.text() if said.comparison else "")
         details[k] = Said("", None) if key in seen else said
         seen.add(key)
-    return [(m, quoted.get(m) or explain(m, func=exercise)) for m in mistakes], details
+    return [(m, text or explain(m, func=exercise)) for m, text in named], details
 
 
 def printed_once(segments: list[str]) -> tuple[str, bool]:
