@@ -5,10 +5,10 @@ names an exercise: a course's ``EXERCISES`` is the one list its author extends.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING
 
 from . import course
 
+TYPE_CHECKING = False  # typing's, without importing it: `autograder grade` imports this before its launch
 if TYPE_CHECKING:  # the declarations import numpy; `autograder grade` imports this module before it
     from .exercise import Exercise
 

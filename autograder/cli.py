@@ -99,7 +99,7 @@ def _prestart(argv: list[str]):
     if not os.path.lexists(known.submission):
         return None
     if known.allow_unisolated:
-        from .sandbox.handle import ALLOW_UNISOLATED
+        from .sandbox.launch import ALLOW_UNISOLATED
 
         os.environ[ALLOW_UNISOLATED] = "1"
     from . import prestart
@@ -175,8 +175,8 @@ def _main(argv: list[str], early=None) -> int:
     g.set_defaults(run=_grade)
     b.set_defaults(run=_grade_batch)
     c.set_defaults(run=_classroom)
-    _add_gradescope_and_export(sub)
-    _add_integrity(sub)
+    _add_gradescope_and_export(sub, argv[0] if argv else "")
+    _add_integrity(sub, argv[0] if argv else "")
     from .pytest_face import add_parser as add_pytest  # `autograder pytest`, for the help; parsed above
 
     add_pytest(sub)
@@ -199,7 +199,7 @@ def _main(argv: list[str], early=None) -> int:
               file=sys.stderr)
         return 2
     if getattr(args, "allow_unisolated", False):
-        from .sandbox.handle import ALLOW_UNISOLATED
+        from .sandbox.launch import ALLOW_UNISOLATED
 
         os.environ[ALLOW_UNISOLATED] = "1"  # for every sandbox of this run, the workers' too
     if args.command == "grade":
@@ -312,6 +312,24 @@ def _grade(args) -> int:
 
 
 def _grade_batch(args) -> int:
+    refused = _refusal() if args.scheduler is None else ""
+    launched = []
+    if args.scheduler is None and not refused and (args.jobs is None or args.jobs >= 1):
+        # Launched before this process imports the grader (numpy, the checks): the zygotes
+        # start on the other core meanwhile, each ready for a worker when it forks.
+        from .prestart import hidden_paths, sandboxes
+
+        launched = sandboxes(args.jobs or os.cpu_count() or 1, hidden_paths(args.dir, args.out))
+    # On any exception (Ctrl-C included) this process exits at once: the zygotes see their
+    # sockets close with it and end, as the workers do. Else they are reaped here, where the
+    # pool has not (a line refused, nothing to grade).
+    code = _grade_batch_launched(args, launched, refused)
+    for sandbox in launched:
+        sandbox.close()
+    return code
+
+
+def _grade_batch_launched(args, launched: list, refused: str) -> int:
     from .batch import run_batch
     from .discovery import ClassFolderError
     from .names import one_line, readable
@@ -322,10 +340,14 @@ def _grade_batch(args) -> int:
     if args.jobs is not None and args.jobs < 1:
         print("autograder: --jobs must be at least 1", file=sys.stderr)
         return 2
-    if args.scheduler is None and (refused := _refusal()):
+    if refused:
         print(f"autograder: refusing to grade: {refused}", file=sys.stderr)
         return 2
     pool, cluster_errors = None, ()
+    if args.scheduler is None:
+        from .pools import LocalPool
+
+        pool = LocalPool(args.jobs, launched)
     if args.scheduler is None and (args.tls_ca_file or args.tls_cert or args.tls_key or args.insecure):
         print("autograder: --tls-ca-file, --tls-cert, --tls-key and --insecure go with --scheduler", file=sys.stderr)
         return 2
@@ -436,13 +458,18 @@ def _classroom(args) -> int:
     return 0
 
 
-def _add_gradescope_and_export(sub) -> None:
+def _add_gradescope_and_export(sub, command: str) -> None:
+    """The gradescope, export and lti commands; their arguments (and the modules their defaults
+    come from) only for a line that runs one of them: `grade` waits for every import."""
+    gs = sub.add_parser("gradescope", help="build Gradescope's autograder zip for one problem set")
+    ex = sub.add_parser("export", help="grades for a learning management system")
+    tool = sub.add_parser("lti", help="the LTI 1.3 tool: its keys, and its login, launch and JWKS endpoints")
+    if command not in ("gradescope", "export", "lti"):
+        return
     from .grade import DEFAULT_TIMEOUT
-
     from .gradescope.bundle import DEFAULT_PYTHON, PYTHONS
     from .gradescope.spec import VISIBILITIES
 
-    gs = sub.add_parser("gradescope", help="build Gradescope's autograder zip for one problem set")
     gs.add_argument("assignment", help=_sets())
     gs.add_argument("--out", required=True, type=Path, help="the zip to write")
     gs.add_argument("--visibility", choices=VISIBILITIES, default=None,
@@ -455,7 +482,6 @@ def _add_gradescope_and_export(sub) -> None:
                     help=f"the python3 of the base image chosen on Gradescope (default {DEFAULT_PYTHON}: Ubuntu "
                          "22.04, Gradescope's default; 3.12: Ubuntu 24.04): requirements with wheels for it")
     gs.set_defaults(run=_gradescope)
-    ex = sub.add_parser("export", help="grades for a learning management system")
     lms = ex.add_subparsers(dest="lms", required=True)
     cv = lms.add_parser("canvas", help="Canvas's gradebook import CSV")
     cv.add_argument("--assignment", dest="assignments", action="append", required=True, metavar="A",
@@ -479,7 +505,6 @@ def _add_gradescope_and_export(sub) -> None:
                     help="without --config: student,user_id rows, each student's LTI user id (default: the name)")
     lt.add_argument("--out", type=Path, help="write the JSON lines here (default: standard output)")
     lt.set_defaults(run=_export_lti)
-    tool = sub.add_parser("lti", help="the LTI 1.3 tool: its keys, and its login, launch and JWKS endpoints")
     verbs = tool.add_subparsers(dest="verb", required=True)
     keys = verbs.add_parser("keys", help="make the tool's RSA key pair (private.pem, jwks.json)")
     keys.add_argument("--out", required=True, type=Path, help="a folder for the keys (an existing key is kept)")
@@ -670,13 +695,16 @@ def changes_text(changes, limit: int = 20) -> str:
     return "\n".join(lines)
 
 
-def _add_integrity(sub) -> None:
-    """``autograder integrity``: which pairs of a class look copied (autograder/integrity/)."""
-    from .integrity.run import DEFAULT_THRESHOLD
-
+def _add_integrity(sub, command: str) -> None:
+    """``autograder integrity``: which pairs of a class look copied (autograder/integrity/); its
+    arguments only for a line that runs it (their default is the checker's, which imports it)."""
     i = sub.add_parser("integrity", help="which pairs of a class's submissions look copied (instructor only)",
                        description="Compare a class's submissions and write OUT/integrity.csv and "
                                    "OUT/integrity.html (docs/integrity.md). A flag is a reason to look, never proof.")
+    if command != "integrity":
+        return
+    from .integrity.run import DEFAULT_THRESHOLD
+
     i.add_argument("dir", type=Path,
                    help="nbgrader's submitted/ (or the course folder), or a folder of <student>.py|.ipynb")
     i.add_argument("--assignment", required=True, help=_sets())

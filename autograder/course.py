@@ -23,14 +23,16 @@ import importlib
 import importlib.util
 import os
 import sys
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
 
 from .errors import GraderError
 
+# What this module imports, `autograder grade` imports before it launches the sandbox (it
+# needs the course to know what to hide), so every import here is on the student's wait:
+# typing's TYPE_CHECKING without typing, and Course without dataclasses (inspect, ast...).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .exercise import Exercise
 
@@ -48,11 +50,16 @@ class CourseError(GraderError):
     """No course, or a course folder that does not say what the engine needs (one line)."""
 
 
-@dataclass(frozen=True)
 class Course:
-    root: Path | None  # None: a course installed without its folder (a student's install)
-    name: str
-    package: ModuleType = field(repr=False, compare=False)
+    """A course: its folder, its name, its declarations' package."""
+
+    def __init__(self, root: Path | None, name: str, package: ModuleType):
+        self.root = root  # None: a course installed without its folder (a student's install)
+        self.name = name
+        self.package = package
+
+    def __repr__(self) -> str:
+        return f"Course(root={self.root!r}, name={self.name!r})"
 
     @cached_property
     def package_dir(self) -> Path:

@@ -2,7 +2,6 @@
 is told to the operator."""
 from __future__ import annotations
 
-import traceback
 from pathlib import Path
 
 
@@ -15,6 +14,8 @@ class GraderError(RuntimeError):
 def failure_text(e: BaseException) -> str:
     """One line for the operator: the sandbox's or a judge's GraderError as it is; anything
     else is a bug in the grader, said with where it happened."""
+    import traceback
+
     from .names import one_line
 
     if isinstance(e, GraderError):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import crashes, misconceptions, reference, submission
+from . import crashes, misconceptions, reference, submission, worked_examples
 from .assignments import exercise, exercises
 from .checks import Call, Check, Spec, Verdict, run_judge, test_name
 from .names import cap, cap_lines, one_line, raw_bytes
@@ -71,6 +71,7 @@ def grade_loaded(sub: submission.Submission, assignment: str, *, sandbox: Sandbo
     jobs = [(name, [call.as_job() for call in cs]) for name, cs in calls.items()]
     # Before the run: a sandbox launched early (Sandbox.launch) is still starting meanwhile.
     ref = None if visible_only else reference.Answers(reference.load())
+    worked_examples.load()  # the visible checks' table
     if sub.cells:
         run = sandbox.run(sub.code, jobs, timeout, memory)
         cells = [dataclasses.replace(p, label=sub.labels[p.cell], error=one_line(p.error), message=one_line(p.message))

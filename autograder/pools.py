@@ -12,6 +12,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Protocol
 
+from . import prestart
 from .errors import GraderError, failure_text
 from .sandbox.confine import PR_SET_PDEATHSIG
 from .tasks import Job, Outcome, RunSettings, grade_task, store, task_for
@@ -40,13 +41,22 @@ class Pool(Protocol):
 
 _sandbox = None
 _hide: list[str] = []
+_launched: list = []  # the batch's own launches (Sandbox), one per worker: set before the fork
 
 
-def _start_worker(hide: list[str]) -> None:
-    global _hide
+def _start_worker(hide: list[str], taken) -> None:
+    global _hide, _sandbox
     ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a worker dies with the batch, even when SIGKILLed
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the batch's to handle
     _hide = hide
+    with taken.get_lock():  # each worker its own of the sandboxes launched before the fork
+        mine = taken.value
+        taken.value += 1
+    for i, launched in enumerate(_launched):
+        if i == mine:
+            _sandbox = launched
+        else:
+            launched.hand_over()  # another worker's: its zygote must see that worker end, not wait for this one
     try:
         _worker_sandbox()
     except GraderError:
@@ -75,21 +85,42 @@ class LocalPool:
     """Worker processes on this machine, forked from the batch (so they die with it), each
     owning one sandbox and writing its students' files itself."""
 
-    def __init__(self, jobs: int | None = None):
+    def __init__(self, jobs: int | None = None, launched: list | None = None):
         self.requested = jobs
         self.jobs = 0
         self.pool: ProcessPoolExecutor | None = None
         self.futures: dict = {}
+        # The sandboxes launched in this process, one per worker (``launched``: already, by
+        # the command line, before it imported the grader): this process reaps their zygotes.
+        self.zygotes: list = list(launched or [])
 
     def start(self, todo: list[Job], settings: RunSettings) -> None:
+        global _launched
         self.jobs = max(1, min(self.requested or os.cpu_count() or 1, len(todo) or 1))
         if not todo:
             return
+        # The zygotes first: each takes a few hundred milliseconds to start, which they now
+        # spend while this process compiles the pages' templates and forks the workers,
+        # rather than after the fork, in each worker.
+        if not self.zygotes:
+            self.zygotes = prestart.sandboxes(self.jobs, list(settings.hide))
+        for extra in self.zygotes[self.jobs:]:  # launched for more workers than there are students
+            extra.close()
+        del self.zygotes[self.jobs:]
+        _launched = self.zygotes
+        from .report.render import compile_all
+
+        compile_all()  # before the fork: every worker's pages, and the batch's dashboard, use them
+        context = multiprocessing.get_context("fork")  # not 3.14's forkserver
         self.pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_start_worker,
-                                        initargs=(list(settings.hide),),
-                                        mp_context=multiprocessing.get_context("fork"))  # not 3.14's forkserver
-        # Every worker is forked by the first submit (fork start method).
-        self.futures = {self.pool.submit(_grade_one, job, settings): job for job in todo}
+                                        initargs=(list(settings.hide), context.Value("i", 0)), mp_context=context)
+        try:
+            # Every worker is forked by the first submit (fork start method).
+            self.futures = {self.pool.submit(_grade_one, job, settings): job for job in todo}
+        finally:
+            _launched = []
+            for sandbox in self.zygotes:
+                sandbox.hand_over()  # the workers hold their sockets now; this process only reaps
 
     def outcomes(self) -> Iterator[tuple[Job, Outcome]]:
         for future in as_completed(self.futures):
@@ -104,6 +135,10 @@ class LocalPool:
         if self.pool is not None:
             self.pool.shutdown(wait=not cancel, cancel_futures=cancel)  # Ctrl-C: stop now; a re-run resumes
             self.pool = None
+        if not cancel:  # the workers are gone, so are the zygotes' sockets: each ends, and is reaped here
+            for sandbox in self.zygotes:
+                sandbox.close()
+        self.zygotes = []
 
     def describe(self) -> dict[str, str]:
         return {"worker processes": str(self.jobs)}

@@ -3,14 +3,12 @@
 The zygote takes a few hundred milliseconds to import what a submission may use and confine
 itself; a cold `autograder grade` (or Gradescope's run_autograder) spent them waiting, after
 spending as long on its own imports. Started first, on another core, the two overlap. This
-module and what it imports stay light (no numpy) for that reason; the folders every grade
-hides from its sandbox are written here, once.
+module and what it imports stay light (no numpy, no handle.py: sandbox/launch.py starts the
+zygote) for that reason; the folders every grade hides from its sandbox are written here, once.
 """
 from __future__ import annotations
 
-import shutil
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from . import course
@@ -26,48 +24,87 @@ def hidden_paths(*paths: str | Path) -> list[str]:
 
 
 def _solutions() -> list[Path]:
-    """The reference's folder, when there is one: a course installed without its folder (a
-    student's install, which grades the visible checks only) has none to hide."""
-    from . import reference
-
+    """The reference's folder (reference.solutions_dir, read from the course without importing
+    the reference), when there is one: a course installed without its folder (a student's
+    install, which grades the visible checks only) has none to hide."""
     try:
-        return [reference.solutions_dir()]
+        return [course.current().solutions]
     except course.CourseError:
         return []
 
 
-@dataclass
 class Started:
-    """A launched sandbox (its hello not read yet) and the folder the submission's copy will be
-    graded from, which that sandbox cannot see."""
-    sandbox: object  # sandbox.Sandbox
-    scratch: Path
+    """A launched zygote (its hello not read yet) and the folder the submission's copy will be
+    graded from, which that sandbox cannot see. ``sandbox``: the handle on it (sandbox.Sandbox),
+    made when first asked for: handle.py and what it imports come after the launch."""
+
+    def __init__(self, hide: list[str], allow_unisolated: bool, launched: tuple, scratch: Path):
+        self.hide, self.allow_unisolated, self.launched, self.scratch = hide, allow_unisolated, launched, scratch
+        self._sandbox = None
+
+    @property
+    def sandbox(self):
+        if self._sandbox is None:
+            from .sandbox import Sandbox
+
+            self._sandbox = Sandbox(hide=self.hide, allow_unisolated=self.allow_unisolated, ahead=False,
+                                    launched=self.launched)
+        return self._sandbox
 
     def close(self) -> None:
-        self.sandbox.close()
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        import shutil  # not before the launch: each import there delays it
+
+        from .sandbox import launch
+
+        try:
+            if self._sandbox is not None:
+                self._sandbox.close()
+            else:  # never asked for (a line refused before grading): the zygote alone
+                launch.end(*self.launched)
+        finally:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def start(submission: Path, hide: tuple[str | Path, ...] = ()) -> Started:
     """Launch the sandbox for grading ``submission`` (its folder, a new scratch folder and
-    ``hide`` out of its sight)."""
-    from .sandbox import Sandbox
+    ``hide`` out of its sight), with the default limits, for one submission."""
+    from .sandbox import launch
 
     scratch = Path(tempfile.mkdtemp(prefix="autograder-grade-"))
     try:
-        return Started(Sandbox(hide=hidden_paths(Path(submission).parent, scratch, *hide)).launch(), scratch)
+        hidden = launch.normalized(hidden_paths(Path(submission).parent, scratch, *hide))
+        allow = launch.allowed_unisolated()
+        return Started(hidden, allow, launch.zygote(hidden, None, allow, ahead=False), scratch)
     except BaseException:
+        import shutil
+
         shutil.rmtree(scratch, ignore_errors=True)
         raise
 
 
-@dataclass
+def sandboxes(n: int, hide: list[str]) -> list:
+    """``n`` sandboxes for a batch's workers, launched now (their hello not read). Where any
+    launch fails, none: each worker then launches its own, and its failure, whatever it is,
+    is reported per student as the grader's, never as a grade, and never ends the batch."""
+    from .sandbox import Sandbox
+
+    launched = []
+    try:
+        for _ in range(n):
+            launched.append(Sandbox(hide=hide).launch())
+    except Exception:  # noqa: BLE001 - said per student by the worker that tries again
+        for sandbox in launched:
+            sandbox.close()
+        return []
+    return launched
+
+
 class Request:
     """What the command line's first look saw (`autograder grade SUB [--results FILE]`) and the
     sandbox started for it: used only when the full parse agrees on both paths."""
-    submission: Path
-    results: Path | None
-    started: Started
+
+    def __init__(self, submission: Path, results: Path | None, started: Started):
+        self.submission, self.results, self.started = submission, results, started
 
     def matches(self, submission: Path, results: Path | None) -> bool:
         return self.submission == submission and self.results == results

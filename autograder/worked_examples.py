@@ -38,6 +38,12 @@ def _table() -> tuple[dict, dict]:
     return _read(table_path())
 
 
+def load() -> None:
+    """Read the table now (once per process): grade.py asks while the sandbox still starts,
+    so the first judge does not (decoding it is a few milliseconds a cold grade waits for)."""
+    _table()
+
+
 @lru_cache(maxsize=4)
 def _read(path: Path) -> tuple[dict, dict]:
     """(call key -> the answer's value, call key -> [(misconception id, mistaken value)])."""

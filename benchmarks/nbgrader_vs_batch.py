@@ -113,6 +113,10 @@ def main() -> None:
     parser.add_argument("--stock", action="store_true",
                         help="nbgrader's own autograde (a kernel per notebook), not the course's configuration")
     args = parser.parse_args()
+    # Both graders as an instructor's shell runs them: bytecode cached. With it off (some CI
+    # shells set it), every nbgrader kernel and every grade-batch worker compiles what it
+    # imports from source again, and each side's time says more about that than about grading.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     os.environ["PATH"] = env["PATH"]  # nbgrader's Gradebook runs its alembic script by name
     with tempfile.TemporaryDirectory() as tmp:

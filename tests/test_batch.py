@@ -326,7 +326,7 @@ def test_cli_grade_exits_non_zero_with_one_line_on_a_grader_failure(tmp_path, mo
     from autograder.cli import main
 
     class AsContext:  # `grade` uses the sandbox as a context manager
-        def __init__(self, hide=None):
+        def __init__(self, hide=None, **options):
             self.inner = (BrokenSandbox if how == "sandbox breaks" else SandboxThatCannotStart)(hide)
 
         def launch(self):  # prestart.start launches it before the grader's imports

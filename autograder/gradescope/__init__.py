@@ -9,3 +9,8 @@
 
 Gradescope's specification: github.com/gradescope/autograder_samples, docs/specs.md.
 """
+
+# Each test's visibility on Gradescope (--visibility; None keeps each test's own). Here, not in
+# spec.py: run.py's command line offers them before it launches the sandbox, and spec.py
+# imports the results model, which that launch should not wait for.
+VISIBILITIES = ("visible", "after_due_date", "hidden")

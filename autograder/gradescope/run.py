@@ -13,18 +13,21 @@ Gradescope shows the instructor.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
-import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 from .. import course
 from ..errors import GraderError
-from ..names import one_line
-from ..results import Results, write_atomic
-from . import container, spec, upload
+from ..sandbox import launch
+from . import VISIBILITIES, container
+
+# Only what launching the sandbox needs is imported above (grade_upload launches it first, and
+# each import before that is one more millisecond every submission waits); the rest after it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..results import Results
 
 DEFAULT_ROOT = "/autograder"
 
@@ -33,18 +36,22 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m autograder.gradescope.run")
     p.add_argument("--root", type=Path, default=Path(os.environ.get("AUTOGRADER_ROOT", DEFAULT_ROOT)))
     p.add_argument("--assignment", required=True)
-    p.add_argument("--visibility", choices=spec.VISIBILITIES, default=None)
+    p.add_argument("--visibility", choices=VISIBILITIES, default=None)
     p.add_argument("--timeout", type=float, default=None, help="seconds per exercise (default: the grader's, 10)")
     args = p.parse_args(argv)
     results_file = args.root / "results" / "results.json"
     try:
         text = grade_upload(args.root, args.assignment, visibility=args.visibility, timeout=args.timeout)
     except Exception as e:  # noqa: BLE001 - the grader's own failure, whatever it is: never a grade
+        from ..names import one_line
+
         results_file.unlink(missing_ok=True)
         print(f"autograder: the grader failed, not the submission; no results were written, so Gradescope "
               f"shows an autograder error (regrade once the cause is fixed): {type(e).__name__}: "
               f"{one_line(str(e), 500)}")
         return 1
+    from ..results import write_atomic
+
     write_atomic(results_file, text + "\n")
     return 0
 
@@ -64,10 +71,8 @@ def _use_the_zips_course(folder: Path) -> None:
 
 def grade_upload(root: Path, assignment: str, *, visibility: str | None, timeout: float | None = None) -> str:
     """The results.json text for the upload in ``root``; raises only for the grader's failure.
-    The sandbox is launched before this process imports numpy and the course's checks
-    (prestart.py): both start at once, on a container's two cores."""
-    from ..sandbox import Limits, Sandbox
-
+    The sandbox is launched first, before this process reads the upload and imports numpy and
+    the course's checks: both start at once, on a container's two cores."""
     root = Path(root)
     submission, metadata, results = root / "submission", root / "submission_metadata.json", root / "results"
     solutions = root / "source" / "solutions"
@@ -76,6 +81,37 @@ def grade_upload(root: Path, assignment: str, *, visibility: str | None, timeout
     _use_the_zips_course(root / "source")
     results.mkdir(parents=True, exist_ok=True)
     _private(root / "source", submission, results, metadata)
+    limits = {"memory": container.submission_memory(container.memory_limit())}  # the sandbox's Limits
+    scratch = Path(tempfile.mkdtemp(prefix="autograder-gradescope-"))  # mode 700: the sandbox cannot see it
+    hide = launch.normalized([root / "source", submission, results, metadata, scratch])
+    allow = launch.allowed_unisolated()
+    try:
+        launched = launch.zygote(hide, limits, allow, ahead=False)
+        from ..sandbox import Limits, Sandbox
+
+        # The zygote starts while the upload is read and its checks are drawn. Where there is
+        # nothing to grade it has started for nothing, and is ended with the sandbox.
+        with Sandbox(hide=hide, limits=Limits(**limits), allow_unisolated=allow, ahead=False,
+                     launched=launched) as sandbox:
+            graded, found = _grade_upload(root, assignment, submission, metadata, scratch, sandbox, timeout)
+    finally:
+        import shutil
+
+        shutil.rmtree(scratch, ignore_errors=True)
+    from . import spec
+
+    doc = spec.to_gradescope(graded, visibility=visibility, found=found.line)
+    if found.path is not None:
+        doc["extra_data"]["memory_mib"] = limits["memory"] >> 20
+    return spec.dumps(doc)
+
+
+def _grade_upload(root: Path, assignment: str, submission: Path, metadata: Path, scratch: Path, sandbox,
+                  timeout: float | None):
+    """The upload's Results (every check failed with the reason when there is nothing to
+    grade), and what upload.find said of it."""
+    from . import upload
+
     student = container.student(metadata)
     found = upload.find(submission, assignment)
     if found.path is None:
@@ -83,29 +119,20 @@ def grade_upload(root: Path, assignment: str, *, visibility: str | None, timeout
 
         graded = ungraded(assignment, student, found.line)
         graded.problems = []  # the line is the output, once
-        return spec.dumps(spec.to_gradescope(graded, visibility=visibility, found=found.line))
-    memory = container.submission_memory(container.memory_limit())
-    scratch = Path(tempfile.mkdtemp(prefix="autograder-gradescope-"))  # mode 700: the sandbox cannot see it
-    hide = [str(p) for p in (root / "source", submission, results, metadata, scratch)]
-    try:
-        # launch(): the zygote starts while the upload is read and its checks are drawn.
-        with Sandbox(hide=hide, limits=Limits(memory=memory)).launch() as sandbox:
-            _spared_by_the_oom_killer()  # after the zygote started: it and the children do not inherit this
-            from ..grade import DEFAULT_TIMEOUT  # numpy and the checks: while the zygote starts
+        return graded, found
+    _spared_by_the_oom_killer()  # after the zygote started: it and the children do not inherit this
+    from ..grade import DEFAULT_TIMEOUT  # numpy and the checks: while the zygote starts
 
-            timeout = DEFAULT_TIMEOUT if timeout is None else timeout
-            graded = _grade_file(found.path, submission, scratch, assignment, student, sandbox, timeout)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    doc = spec.to_gradescope(graded, visibility=visibility, found=found.line)
-    doc["extra_data"]["memory_mib"] = memory >> 20
-    return spec.dumps(doc)
+    timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+    return _grade_file(found.path, submission, scratch, assignment, student, sandbox, timeout), found
 
 
 def _grade_file(path: Path, base: Path, scratch: Path, assignment: str, student: str, sandbox,
                 timeout: float) -> Results:
     """Grade exactly the bytes read (no link followed), as grade-batch does, from a copy in
     ``scratch`` named for its kind (``HW.IPYNB`` is a notebook)."""
+    import dataclasses
+
     from ..graded import grade_snapshot
     from ..intake import snapshot
 

@@ -17,12 +17,12 @@ import json
 
 from ..names import cap
 from ..results import Results, TestResult
+from . import VISIBILITIES  # spec.VISIBILITIES, where bundle.py and the cli read them
 
 TOP_KEYS = ("score", "execution_time", "output", "output_format", "test_output_format", "test_name_format",
             "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard")
 TEST_KEYS = ("score", "max_score", "status", "name", "name_format", "number", "output", "output_format", "tags",
              "visibility", "extra_data")
-VISIBILITIES = ("visible", "after_due_date", "hidden")  # --visibility; None keeps each test's own
 MAX_BYTES = 1_000_000  # Gradescope refuses a larger results.json
 HEATMAP_SIDE = 16  # rows and columns of the student's weights kept per test (the whole shape is recorded)
 

@@ -53,6 +53,15 @@ def environment():
     return env
 
 
+def compile_all() -> None:
+    """Compile every template now. grade-batch calls this before it forks its workers, which
+    then share the compiled templates instead of each compiling them for its first page (as
+    the batch would again for the dashboard): tens of milliseconds, three times over."""
+    env = environment()
+    for name in env.list_templates(extensions=["j2"]):
+        env.get_template(name)
+
+
 def render(template: str, **values) -> str:
     """A whole page (or an SVG) from ``template`` and the typed ``values`` it shows."""
     return environment().get_template(template).render(**values)

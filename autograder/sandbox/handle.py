@@ -22,28 +22,31 @@ import enum
 import json
 import os
 import signal
-import site
 import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..crashes import NO_RESULT, REFUSES_SIGNALS, UNTRUSTED, Ended, Whose, clause, whose
 from ..errors import GraderError
-from ..results import CellEnd, CellProblem
+from . import launch
+from .launch import ALLOW_UNISOLATED
 from .limits import Limits
-from . import usage
 from .protocol import Kind, ProtocolError, Reader, Stopped, Timeout, send
 from .view import View
 
 if TYPE_CHECKING:
+    from ..results import CellProblem
+    from . import usage
     from .frames import CallOutcome
 
+# results.py and usage.py (hashlib, ctypes) are imported where a job first needs them, not
+# here: a cold `autograder grade` imports this module before it launches the zygote, and every
+# millisecond before the launch is one more the student waits (prestart.py).
+
 SETUP_SECONDS = 30.0  # a child confining itself on a loaded machine
-ALLOW_UNISOLATED = "AUTOGRADER_ALLOW_UNISOLATED"  # the operator's "grade without isolation", for every face
 HELLO_LIMIT = 1 << 22  # the zygote's first message: its level, layers and View
 
 
@@ -226,13 +229,18 @@ class Sandbox:
     child may read (the checkout, the submissions, the results)."""
 
     def __init__(self, hide: list[str] | None = None, limits: Limits | None = None,
-                 allow_unisolated: bool | None = None):
-        self.hide = sorted({str(Path(p).resolve()) for p in (hide or [])})
+                 allow_unisolated: bool | None = None, ahead: bool = True,
+                 launched: tuple[subprocess.Popen, socket.socket] | None = None):
+        """``launched``: a zygote ``launch.zygote`` started already, with these very arguments
+        (prestart.py), which this handle adopts as if ``launch()`` had started it."""
+        self.hide = launch.normalized(hide)
+        # Children forked ahead of their request (a batch's). False for a sandbox that runs one
+        # submission: its first child is still forked ahead, its retries when asked for.
+        self.ahead = ahead
         self.limits = limits or Limits()
         # Where the kernel allows no isolation, grade only when the operator says so: here,
         # or in the environment (which every face and worker process inherits).
-        self.allow_unisolated = (os.environ.get(ALLOW_UNISOLATED, "") not in ("", "0")
-                                 if allow_unisolated is None else allow_unisolated)
+        self.allow_unisolated = launch.allowed_unisolated() if allow_unisolated is None else allow_unisolated
         self._view: View | None = None  # what the children may see, as the zygote declared it
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
@@ -242,6 +250,9 @@ class Sandbox:
         self.places: usage.Places | None = None  # where memory can be held as files, where the grader watches
         self.live: dict[int, _Child] = {}
         self.not_the_students: list[str] = []  # every end retried because it was not the student's, for the operator
+        if launched is not None:
+            self.proc, self.sock = launched
+            self._hello = True
 
     def __enter__(self):
         if not self._hello:  # launched early: the hello is read where it is first needed
@@ -292,33 +303,7 @@ class Sandbox:
         self._greet()
 
     def _launch(self) -> None:
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "AUTOGRADER_DEBUG")}
-        env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
-                   PYTHONDONTWRITEBYTECODE="1")
-        # -S: no site module, so no .pth file runs in this root process (an editable install's
-        # finder alone cost a tenth of its start); its path is set here instead: this checkout
-        # of the engine, the caller's PYTHONPATH, then the interpreter's site-packages.
-        src = str(Path(__file__).resolve().parents[2])
-        path = [src, *env.get("PYTHONPATH", "").split(os.pathsep), *site.getsitepackages()]
-        env["PYTHONPATH"] = os.pathsep.join(p for p in dict.fromkeys(path) if p)
-        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        config = json.dumps({"limits": self.limits.to_dict(), "exclude": self.hide,
-                             "allow_unisolated": self.allow_unisolated, "course": _course_preload()})
-        try:
-            # `-m` puts the current folder first on sys.path: where the grader was started
-            # (a student's repository) must not supply `autograder` to this root process.
-            # -P (3.11+) leaves it out; before 3.11, the root folder is the current one.
-            self.proc = subprocess.Popen(
-                [sys.executable, "-S", *(["-P"] if sys.version_info >= (3, 11) else []),
-                 "-m", "autograder.sandbox.zygote", str(theirs.fileno()), config], cwd="/",
-                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=None if os.environ.get("AUTOGRADER_DEBUG") else subprocess.DEVNULL,
-                env=env, start_new_session=True)  # Ctrl-C in a terminal goes to the grader, not here
-        except OSError as e:
-            raise GraderError(f"the sandbox could not start: {e}") from e
-        finally:
-            theirs.close()
-        self.sock = mine
+        self.proc, self.sock = launch.zygote(self.hide, self.limits.to_dict(), self.allow_unisolated, self.ahead)
         self._hello = True
 
     def _greet(self) -> None:
@@ -342,25 +327,28 @@ class Sandbox:
                              f"{ALLOW_UNISOLATED}=1) to grade anyway")
         mine.settimeout(None)
         if self._watched():
+            from . import usage
+
             self.places = usage.Places.find()
         if self.level == "none" and not os.environ.get("AUTOGRADER_QUIET"):
             print("autograder: warning: not root, so submissions run as your own user, confined by "
                   f"{', '.join(self.layers) or 'rlimits only'}; see docs/isolation.md",
                   file=sys.stderr)
 
+    def hand_over(self) -> None:
+        """Close this process's end of the zygote's socket, leaving it to a process forked with
+        it (a batch's worker), whose end is then the only one: the zygote ends when that one
+        does. This process may still ``close()`` the sandbox afterwards, which reaps the zygote;
+        a forked process it was handed over to cannot (the zygote is not its child)."""
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
     def close(self) -> None:
         for c in list(self.live.values()):
             self._release(c)
-        if self.sock is not None:
-            self.sock.close()  # the zygote ends its children, cleans up and exits
-            self.sock = None
-        if self.proc is not None:
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-            self.proc = None
+        proc, sock, self.proc, self.sock = self.proc, self.sock, None, None
+        launch.end(proc, sock)
 
     def _zygote_failed(self, why: str) -> GraderError:
         """The zygote died or stopped answering: end what it left, then report it as ours."""
@@ -469,6 +457,8 @@ class Sandbox:
     def _attempt(self, c: _Child, out: _Output, job: "_Job") -> None:
         """One child's run from ``job.next_ex``, recording into ``job`` as frames come. Raises
         _NotTheStudents for an end no student code caused (see the module's docstring)."""
+        from ..results import CellEnd, CellProblem
+
         names, timeout = job.names, job.timeout
         reader = Reader(c.results, self.limits.result)
         drain = {c.output: out.drain}
@@ -573,6 +563,8 @@ class Sandbox:
             if self.level == "none":
                 return None
             pid = c.pid
+        from . import usage
+
         who = usage.Holder(pid, c.folder, "namespaces" in self.layers, c.uid if self.level != "none" else None,
                            dumpable=ALLOW_LIST in self.layers)
         return usage.Watch(who, memory, self.places, "landlock" in self.layers, self.limits.file_size)
@@ -590,6 +582,8 @@ class Sandbox:
     def _record_end(self, job: "_Job", step: tuple[str, int] | None, how: str, ended: Ended | None,
                     stopped: str) -> None:
         """The student's end of a step: what it costs them."""
+        from ..results import CellEnd, CellProblem
+
         names, timeout = job.names, job.timeout
         if step is None:  # ended between steps: nothing left to try
             why = ("stopped responding between exercises (threads or processes it started kept it busy)"
@@ -756,12 +750,3 @@ def _kill_everything_of(c: _Child) -> None:
             finally:
                 os._exit(0)
         os.waitpid(pid, 0)
-
-
-def _course_preload() -> dict:
-    """What the zygote imports of the course (its folder, to import its package by path, and the
-    modules a submission may import), read here: the zygote starts with no course of its own."""
-    from .. import course  # the sandbox knows courses only as a folder and module names
-
-    chosen = course.current()
-    return {"root": str(chosen.root) if chosen.root else None, "modules": list(chosen.preload)}

@@ -73,7 +73,7 @@ class Child:
 
 class Zygote:
     def __init__(self, limits: Limits, exclude: list[str], world: View | None = None,
-                 allow_unisolated: bool = False):
+                 allow_unisolated: bool = False, ahead: bool = True):
         if world is None:  # declared from every module loaded so far (main() passes PRELOAD's)
             world = view_mod.declare(exclude, [m for m in list(sys.modules.values()) if m is not None])
         self.limits = limits
@@ -87,6 +87,10 @@ class Zygote:
         self.folder = confine.child_folder(world)  # a child's own tmpfs, at the namespaced levels
         self.exclude = exclude
         self.allow_unisolated = allow_unisolated
+        # Fork the next child when one is released (a batch's), or only when asked (a sandbox
+        # for one submission: a child forked ahead there is never used, and ending it, in the
+        # midst of joining its cgroups, is what the grader's close then waits for).
+        self.ahead = ahead
         self.rules: tuple[tuple[int, int], ...] = ()  # the View's Landlock rules, as descriptors
         self.uid_base = _uid_base(os.getpid())
         self.free = list(range(UID_SLOTS))
@@ -105,10 +109,14 @@ class Zygote:
         try:
             syscalls.program()  # the allow-list, built once while the whole disk is in sight
         except OSError:
-            pass  # no libseccomp: _probe_layers does not claim the layer
+            pass  # no libseccomp: _start_probes does not probe the layer
+        probes = None
         if self.root:
             self.pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
             self.cgroups = confine.Cgroups.find()
+            # Forked before the mounts, so they run while the zygote makes its root: whether a
+            # process may apply Landlock and the allow-list does not depend on which root it sees.
+            probes = self._start_probes()
             try:
                 confine.allow_list_root(self.view, self.folder)
                 confine.unshare(confine.CLONE_NEWNET)  # no network for any child of this zygote
@@ -126,12 +134,12 @@ class Zygote:
             if self.cgroups:
                 self.layers.append("cgroup")
         else:
-            self._user_namespace(sock)
+            self._user_namespace(sock)  # forks the zygote into a pid namespace: its probes come after
         if not self.namespaces:
             self.private = _private_folder(self.root)
         if self.level == "uid":
             self.places = usage.Places.find()
-        self.layers += self._probe_layers()
+        self.layers += self._probed(probes if probes is not None else self._start_probes())
         view_mod.warm_import_caches()  # a child may not list the folders the View splits
         if "landlock" in self.layers:  # opened here, in the root the children will see
             self.rules = tuple(confine.landlock_rules(self.view.rules()))
@@ -171,18 +179,18 @@ class Zygote:
         self.namespaces = True
         self.layers += ["user namespace", "namespaces", "allow-list root"]
 
-    def _probe_layers(self) -> list[str]:
-        """Landlock and the seccomp allow-list, where a throwaway child can apply them. The
-        allow-list's program is built here, once, before any fork: every child inherits it
-        built and only hands it to the kernel."""
+    def _start_probes(self) -> list[tuple[str, int]]:
+        """Landlock and the seccomp allow-list: a throwaway child forked for each, which tries
+        to apply it (``_probed`` reads whether it could). The allow-list's program is built
+        before, once: every child inherits it built and only hands it to the kernel."""
         probes = [("landlock", lambda: confine.landlock(confine.landlock_rules(self.view.rules()), "/"))]
         try:
             syscalls.program()
             probes.append((SECCOMP_LAYER, syscalls.apply))
         except OSError:
             pass  # no libseccomp: the layer is not claimed, and children go without it
-        found = []
-        for name, apply in probes:
+        started = []
+        for name, apply in probes:  # all forked before any is waited for: they run at once
             pid = os.fork()
             if pid == 0:
                 try:
@@ -190,10 +198,13 @@ class Zygote:
                     os._exit(0)
                 except BaseException:  # noqa: BLE001
                     os._exit(1)
-            _, status = os.waitpid(pid, 0)
-            if os.waitstatus_to_exitcode(status) == 0:
-                found.append(name)
-        return found
+            started.append((name, pid))
+        return started
+
+    @staticmethod
+    def _probed(started: list[tuple[str, int]]) -> list[str]:
+        """The layers whose probe could apply them."""
+        return [name for name, pid in started if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0]
 
     # ---------------------------------------------------------------- children
 
@@ -409,14 +420,20 @@ class Zygote:
             except (ValueError, KeyError, TypeError):
                 continue  # the grader is trusted, but a garbled request must not end the zygote
             if op == "spawn":
+                # The next child is forked when this one is released, not now: joining its
+                # cgroups waits for the kernel (a grace period, about 10 ms per child), and
+                # two children confining at once slow the one being run, which a single
+                # `autograder grade` waits for. Released, the grader judges meanwhile.
                 self.hand_out(sock)
+                continue
             elif op == "status":
                 c = self.children.get(msg.get("id"))
                 how = self.how_ended(c) if c is not None else {"kind": "unknown"}
                 sock.send(json.dumps({"id": msg.get("id"), **how}).encode())
             elif op == "kill" and msg.get("id") in self.children:
                 self.end(self.children.pop(msg["id"]))
-            self.prepare()
+            if self.ahead:
+                self.prepare()
 
 
 def reclaim(uid: int, places: usage.Places | None) -> None:
@@ -488,7 +505,7 @@ def main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
     config = json.loads(sys.argv[2])
     zygote = Zygote(Limits(**config["limits"]), config["exclude"], preload(config["exclude"], config.get("course")),
-                    bool(config.get("allow_unisolated")))
+                    bool(config.get("allow_unisolated")), bool(config.get("ahead", True)))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the grader's
     served = False
     try:

@@ -1,0 +1,89 @@
+"""Starting a zygote: its command line, its environment and its configuration.
+
+``Sandbox.launch`` starts one through ``zygote``; so does ``prestart.start``, before the grader
+imports anything else (``handle.py`` and what it imports among it), and the ``Sandbox`` made
+later adopts the running zygote. So this module imports only what starting a process takes:
+each import here is a millisecond more a cold `autograder grade` waits for its sandbox.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import site
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from ..errors import GraderError
+
+ALLOW_UNISOLATED = "AUTOGRADER_ALLOW_UNISOLATED"  # the operator's "grade without isolation", for every face
+
+
+def allowed_unisolated() -> bool:
+    """Whether the operator said to grade where the kernel allows no isolation (the environment,
+    which every face and worker process inherits)."""
+    return os.environ.get(ALLOW_UNISOLATED, "") not in ("", "0")
+
+
+def normalized(hide) -> list[str]:
+    """The folders to hide as the zygote is told them: resolved, each once, sorted."""
+    return sorted({str(Path(p).resolve()) for p in (hide or [])})
+
+
+def zygote(hide: list[str], limits: dict | None, allow_unisolated: bool,
+           ahead: bool) -> tuple[subprocess.Popen, socket.socket]:
+    """Start a zygote (``python -m autograder.sandbox.zygote``) and return it with the grader's
+    end of its socket; its hello is not read. ``hide``: as ``normalized`` gives it; ``limits``:
+    ``Limits.to_dict()`` (None: the defaults)."""
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "AUTOGRADER_DEBUG")}
+    env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               PYTHONDONTWRITEBYTECODE="1")
+    # -S: no site module, so no .pth file runs in this root process (an editable install's
+    # finder alone cost a tenth of its start); its path is set here instead: this checkout
+    # of the engine, the caller's PYTHONPATH, then the interpreter's site-packages.
+    src = str(Path(__file__).resolve().parents[2])
+    path = [src, *env.get("PYTHONPATH", "").split(os.pathsep), *site.getsitepackages()]
+    env["PYTHONPATH"] = os.pathsep.join(p for p in dict.fromkeys(path) if p)
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    config = json.dumps({"limits": limits or {}, "exclude": hide, "allow_unisolated": allow_unisolated,
+                         "course": course_preload(), "ahead": ahead})
+    try:
+        # `-m` puts the current folder first on sys.path: where the grader was started
+        # (a student's repository) must not supply `autograder` to this root process.
+        # -P (3.11+) leaves it out; before 3.11, the root folder is the current one.
+        proc = subprocess.Popen(
+            [sys.executable, "-S", *(["-P"] if sys.version_info >= (3, 11) else []),
+             "-m", "autograder.sandbox.zygote", str(theirs.fileno()), config], cwd="/",
+            pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=None if os.environ.get("AUTOGRADER_DEBUG") else subprocess.DEVNULL,
+            env=env, start_new_session=True)  # Ctrl-C in a terminal goes to the grader, not here
+    except OSError as e:
+        mine.close()
+        raise GraderError(f"the sandbox could not start: {e}") from e
+    finally:
+        theirs.close()
+    return proc, mine
+
+
+def end(proc: subprocess.Popen | None, sock: socket.socket | None) -> None:
+    """Close the grader's end of a zygote's socket (it then ends its children, cleans up and
+    exits) and wait for it to exit; kill it if it has not within 10 s."""
+    if sock is not None:
+        sock.close()
+    if proc is not None:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def course_preload() -> dict:
+    """What the zygote imports of the course (its folder, to import its package by path, and the
+    modules a submission may import), read here: the zygote starts with no course of its own."""
+    from .. import course  # the sandbox knows courses only as a folder and module names
+
+    chosen = course.current()
+    return {"root": str(chosen.root) if chosen.root else None, "modules": list(chosen.preload)}
