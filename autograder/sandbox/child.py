@@ -33,7 +33,7 @@ class Spec:
     job_fd: int
     result_fd: int
     output_fd: int
-    cgroup_procs: tuple[int, ...]
+    cgroup_tasks: tuple[int, ...]
     limits: Limits
     landlock_rules: tuple[tuple[int, int], ...]  # the zygote's View as (descriptor, rights): all it may read
     landlock: bool
@@ -70,7 +70,7 @@ def main(spec: Spec) -> None:
 
 def confine_self(spec: Spec) -> str:
     os.setsid()
-    keep = sorted({spec.job_fd, spec.result_fd, spec.output_fd, *spec.cgroup_procs,
+    keep = sorted({spec.job_fd, spec.result_fd, spec.output_fd, *spec.cgroup_tasks,
                    *(fd for fd, _ in spec.landlock_rules)})
     low = 3
     for fd in keep:  # the zygote's socket, the other children's pipes: none of its business
@@ -80,7 +80,7 @@ def confine_self(spec: Spec) -> str:
     workdir = spec.workdir
     if spec.namespaces:
         workdir = confine.child_namespaces(spec.uid, spec.limits.disk, spec.workdir)
-    confine.Cgroups.join(list(spec.cgroup_procs))
+    confine.Cgroups.join(list(spec.cgroup_tasks))
     os.chdir(workdir)
     os.dup2(spec.output_fd, 1)
     os.dup2(spec.output_fd, 2)

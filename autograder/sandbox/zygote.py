@@ -233,7 +233,7 @@ class Zygote:
             child_mod.main(child_mod.Spec(
                 level=self.level, namespaces=self.namespaces, uid=uid if self.root else 0, workdir=workdir,
                 job_fd=job_r, result_fd=res_w, output_fd=out_w,
-                cgroup_procs=tuple(procs), limits=self.limits, landlock_rules=self.rules,
+                cgroup_tasks=tuple(procs), limits=self.limits, landlock_rules=self.rules,
                 landlock="landlock" in self.layers, seccomp=SECCOMP_LAYER in self.layers))
             os._exit(0)  # not reached
         if self.pidns is not None:
