@@ -104,10 +104,9 @@ class LocalPool:
         # rather than after the fork, in each worker.
         if not self.zygotes:
             self.zygotes = prestart.sandboxes(self.jobs, list(settings.hide))
-        for extra in self.zygotes[self.jobs:]:  # launched for more workers than there are students
-            extra.close()
-        del self.zygotes[self.jobs:]
-        _launched = self.zygotes
+        for extra in self.zygotes[self.jobs:]:  # launched for more workers than there are students:
+            extra.hand_over()  # it ends once started, unused, and close() reaps it with the others
+        _launched = self.zygotes[:self.jobs]
         from .report.render import compile_all
 
         compile_all()  # before the fork: every worker's pages, and the batch's dashboard, use them

@@ -385,3 +385,43 @@ def test_a_cold_grade_started_in_a_students_folder_imports_nothing_of_theirs(tmp
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["score"] == sum(exercise_points(e) for e in ASSIGNMENTS["ps2"])
     assert not marker.exists()
+
+
+def _zygotes_of(pid: int) -> set[int]:
+    """The zygotes ``pid`` started (its children running autograder.sandbox.zygote), from /proc."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            parent = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == pid and b"autograder.sandbox.zygote" in cmdline:
+            found.add(int(entry))
+    return found
+
+
+@pytest.mark.parametrize("students", [1, 3])
+def test_grade_batch_ends_every_zygote_it_started_before_it_returns(tmp_path, students):
+    """grade-batch launches a zygote per worker before it imports the grader, hands each to a
+    worker, and reaps them all: none outlives the command, also where there are fewer students
+    than workers (the extra one started for nothing). Graded by the same command line a
+    teacher types, watched from /proc while it runs."""
+    (tmp_path / "class").mkdir()
+    for i in range(students):
+        shutil.copy(CORPUS / "correct_straightforward.py", tmp_path / "class" / f"s{i}.py")
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "autograder"), "--course", str(ROOT), "grade-batch",
+                             str(tmp_path / "class"), "--assignment", "ps2", "--out", str(tmp_path / "out"),
+                             "--jobs", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    seen: set[int] = set()
+    while proc.poll() is None:
+        seen |= _zygotes_of(proc.pid)
+        time.sleep(0.005)
+    assert proc.returncode == 0, proc.stderr.read()
+    assert len(seen) == 2, f"expected a zygote per worker (--jobs 2), saw {sorted(seen)}"
+    alive = [z for z in seen if Path(f"/proc/{z}").exists()]
+    assert alive == [], f"zygotes still running after grade-batch returned: {alive}"
+    rows = list(csv.DictReader((tmp_path / "out" / "grades.csv").open()))
+    assert [float(r["score"]) for r in rows] == [PS2_FULL] * students
