@@ -38,7 +38,7 @@ from .gradebook_sink import GradebookReport, GradebookSink
 from .names import readable
 from .pools import SNAPSHOTS, LocalPool, Pool
 from .progress import Progress
-from .report.dashboard import write_dashboard
+from .report.dashboard import ClassReader, write_dashboard
 from .report.table import changes_csv, grades_csv
 from .results import write_atomic
 from .tasks import Job, RunSettings
@@ -128,6 +128,7 @@ def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None
     bar = Progress(len(entries), len(entries) - len(todo),
                    enabled=sys.stderr.isatty() if progress is None else progress)
     pool = pool if pool is not None else LocalPool(jobs)
+    reader = ClassReader(out)
     sink = None
     try:
         pool.start(todo, RunSettings(assignment, str(out), float(timeout), run, tuple(hidden_paths(root, out))))
@@ -140,6 +141,7 @@ def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None
         for job, outcome in pool.outcomes():
             if outcome.row is not None:
                 rows.append(outcome.row)
+                reader.read(outcome.student)  # for the dashboard, now, while the workers go on
                 (result.regraded if job.previous is not None else result.new).append(outcome.student)
                 if outcome.other_set:
                     result.other_sets[outcome.student] = outcome.other_set
@@ -169,7 +171,7 @@ def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None
     write_atomic(out / "grades.csv", grades_csv(rows, names, [f.student for f in failures] + ungraded))
     write_atomic(out / "changes.csv", changes_csv(changes))
     write_dashboard(out, summary, rows, failures, root=Path(root), timeout=timeout,
-                    grading=pool.describe())  # and index.html
+                    grading=pool.describe(), reader=reader)  # and index.html
     write_atomic(out / regrade.RUN_FILE, f"{run + 1}\n")  # this run is complete: its changes are reported
     shutil.rmtree(out / SNAPSHOTS, ignore_errors=True)
     return result

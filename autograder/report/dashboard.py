@@ -156,26 +156,49 @@ def flags_of(results: Results) -> list[Flag]:
             for kind, fs in merged.items()]
 
 
-def load_class(out: Path, rows: list[StudentRow], failures: list[Failure]
-               ) -> tuple[list[Student], dict[str, MapTally]]:
-    """Every student: the graded ones (``rows``) from their results files in ``out``, then
-    those the grader failed on; and each exercise's heatmaps, summed. One results file is in
-    memory at a time, so the page costs the same memory for any class size."""
+class ClassReader:
+    """The class as its results files say: each graded student's marks and flags, and each
+    exercise's heatmaps, summed. A file is read once, when asked for (``read``): grade-batch
+    asks for each student as they are graded, while its workers go on (their files are whole on
+    disk by then), instead of reading every file again once the class is done. One results
+    file is in memory at a time, so the page costs the same memory for any class size."""
 
-    students, maps = [], {}
-    for row in rows:
+    def __init__(self, out: Path):
+        self.out = Path(out)
+        self.students: dict[str, Student] = {}
+        self.maps: dict[str, MapTally] = {}
+
+    def read(self, student: str) -> None:
+        if student in self.students:
+            return
         try:
-            results = from_json(results_path(out, row.student).read_text())
+            results = from_json(results_path(self.out, student).read_text())
         except (OSError, ValueError, TypeError, KeyError):
-            continue
-        students.append(Student(row.student, Marks.of(results), flags_of(results)))
+            return
+        self.students[student] = Student(student, Marks.of(results), flags_of(results))
         for t in results.tests:
             if isinstance(t.extra_data, dict) and isinstance(t.extra_data.get("heatmap"), dict):
-                maps.setdefault(t.exercise, MapTally()).add(t.name, t.extra_data["heatmap"])
-    for f in failures:
-        students.append(Student(f.student, None, [Flag("not graded", "not graded",
-                                                       f"the grader failed: {one_line(f.reason, 200)}")]))
-    return sorted(students, key=lambda s: s.name), maps
+                self.maps.setdefault(t.exercise, MapTally()).add(t.name, t.extra_data["heatmap"])
+
+    def load(self, rows: list[StudentRow], failures: list[Failure]) -> tuple[list[Student], dict[str, MapTally]]:
+        """Every student: the graded ones (``rows``, each read now unless it was already), then
+        those the grader failed on; and each exercise's heatmaps, summed over the graded."""
+        for row in rows:
+            self.read(row.student)
+        graded = {row.student for row in rows}
+        if set(self.students) - graded:
+            raise ValueError("read a student who has no row: the heatmaps would count them")
+        students = [self.students[s] for s in graded if s in self.students]
+        for f in failures:
+            students.append(Student(f.student, None, [Flag("not graded", "not graded",
+                                                           f"the grader failed: {one_line(f.reason, 200)}")]))
+        return sorted(students, key=lambda s: s.name), self.maps
+
+
+def load_class(out: Path, rows: list[StudentRow], failures: list[Failure]
+               ) -> tuple[list[Student], dict[str, MapTally]]:
+    """Every student (``ClassReader.load``), every results file read now."""
+    return ClassReader(out).load(rows, failures)
 
 
 # ---------------------------------------------------------------- the class's attention weights
@@ -356,12 +379,13 @@ def dashboard_html(summary: BatchSummary, students: list[Student], maps: dict[st
 
 def write_dashboard(out: Path, summary: BatchSummary, rows: list[StudentRow], failures: list[Failure] = (), *,
                     root: Path | None = None, timeout: float | None = None, jobs: int | None = None,
-                    grading: dict[str, str] | None = None) -> Path:
+                    grading: dict[str, str] | None = None, reader: ClassReader | None = None) -> Path:
     """Write ``out/class.html`` and ``out/index.html`` (and again the index of each set graded
     beside it: index.write_set_index); return the index's path (the page to open).
-    ``grading``: where the class was graded, as settings lines (the pool's describe())."""
+    ``grading``: where the class was graded, as settings lines (the pool's describe()).
+    ``reader``: the results files of ``out`` read so far (grade-batch's, as it graded)."""
     out = Path(out)
-    students, maps = load_class(out, rows, list(failures))
+    students, maps = (reader or ClassReader(out)).load(rows, list(failures))
     isolation = Counter(s.marks.isolation for s in students if s.marks is not None)
     settings = {"assignment": summary.assignment}
     if root is not None:
