@@ -84,8 +84,11 @@ def console() -> None:
 
 def _prestart(argv: list[str]):
     """For `grade`: its sandbox, launched before this process imports numpy and the course's
-    checks (prestart.py), so that both start at once. None for any other command, and for a
-    line the full parser will refuse with its own message."""
+    checks (prestart.py), so that both start at once; for `grade-batch`, its workers' (see
+    _prestart_batch). None for any other command, and for a line the full parser will refuse
+    with its own message."""
+    if argv[:1] == ["grade-batch"] and not {"-h", "--help"} & set(argv):
+        return _prestart_batch(argv)
     if argv[:1] != ["grade"] or {"-h", "--help"} & set(argv):
         return None
     pre = argparse.ArgumentParser(add_help=False, exit_on_error=False)
@@ -109,6 +112,40 @@ def _prestart(argv: list[str]):
     except Exception:  # noqa: BLE001 - `grade` starts it again, and says why in its own words
         return None
     return prestart.Request(known.submission, known.results, started)
+
+
+def _prestart_batch(argv: list[str]):
+    """For `grade-batch` on this machine, as root, on a class graded for the first time (no
+    grades.csv in --out yet): a sandbox per worker, launched before this process imports the
+    grader, which then hands one to each worker. Not as another user (refusing or not is
+    asked of a sandbox of its own there, _refusal), nor on a re-run: who needs grading is
+    known only once the results are read, and often no one does, when zygotes started for
+    nothing would only slow the run."""
+    if os.geteuid() != 0:
+        return None
+    pre = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    pre.add_argument("dir", type=Path)
+    for option in ("--out", "--assignment", "--timeout", "--scheduler"):
+        pre.add_argument(option)
+    pre.add_argument("--jobs", type=int)
+    pre.add_argument("--allow-unisolated", action="store_true")
+    try:
+        known, _ = pre.parse_known_args(argv[1:])
+    except (argparse.ArgumentError, SystemExit):
+        return None
+    if known.out is None or known.scheduler is not None or (known.jobs is not None and known.jobs < 1):
+        return None
+    out = Path(known.out)
+    if (out / "grades.csv").exists():
+        return None
+    if known.allow_unisolated:
+        from .sandbox.launch import ALLOW_UNISOLATED
+
+        os.environ[ALLOW_UNISOLATED] = "1"
+    from . import prestart
+
+    launched = prestart.sandboxes(known.jobs or os.cpu_count() or 1, prestart.hidden_paths(known.dir, out))
+    return prestart.Batch(known.dir, out, known.jobs, launched)
 
 
 def _results_hidden(args) -> tuple[Path, ...]:
@@ -202,7 +239,7 @@ def _main(argv: list[str], early=None) -> int:
         from .sandbox.launch import ALLOW_UNISOLATED
 
         os.environ[ALLOW_UNISOLATED] = "1"  # for every sandbox of this run, the workers' too
-    if args.command == "grade":
+    if args.command in ("grade", "grade-batch"):
         args.early = early
     try:
         return args.run(args)
@@ -313,13 +350,9 @@ def _grade(args) -> int:
 
 def _grade_batch(args) -> int:
     refused = _refusal() if args.scheduler is None else ""
-    launched = []
-    if args.scheduler is None and not refused and (args.jobs is None or args.jobs >= 1):
-        # Launched before this process imports the grader (numpy, the checks): the zygotes
-        # start on the other core meanwhile, each ready for a worker when it forks.
-        from .prestart import hidden_paths, sandboxes
-
-        launched = sandboxes(args.jobs or os.cpu_count() or 1, hidden_paths(args.dir, args.out))
+    early = getattr(args, "early", None)
+    # The workers' sandboxes, where the first look at the line launched them (_prestart_batch).
+    launched = early.take(args.dir, args.out, args.jobs) if early is not None and args.scheduler is None else []
     # On any exception (Ctrl-C included) this process exits at once: the zygotes see their
     # sockets close with it and end, as the workers do. Else they are reaped here, where the
     # pool has not (a line refused, nothing to grade).

@@ -99,6 +99,25 @@ def sandboxes(n: int, hide: list[str]) -> list:
     return launched
 
 
+class Batch:
+    """grade-batch's first look (`grade-batch DIR --out OUT [--jobs J]`) and the sandboxes
+    launched for its workers: taken only when the full parse agrees on all three."""
+
+    def __init__(self, root: Path, out: Path, jobs: int | None, sandboxes: list):
+        self.root, self.out, self.jobs, self.sandboxes = root, out, jobs, sandboxes
+
+    def take(self, root: Path, out: Path, jobs: int | None) -> list:
+        if (root, out, jobs) != (self.root, self.out, self.jobs):
+            return []
+        taken, self.sandboxes = self.sandboxes, []
+        return taken
+
+    def close(self) -> None:
+        for sandbox in self.sandboxes:  # not taken: a line refused, or one the full parse read otherwise
+            sandbox.close()
+        self.sandboxes = []
+
+
 class Request:
     """What the command line's first look saw (`autograder grade SUB [--results FILE]`) and the
     sandbox started for it: used only when the full parse agrees on both paths."""
