@@ -425,3 +425,30 @@ def test_grade_batch_ends_every_zygote_it_started_before_it_returns(tmp_path, st
     assert alive == [], f"zygotes still running after grade-batch returned: {alive}"
     rows = list(csv.DictReader((tmp_path / "out" / "grades.csv").open()))
     assert [float(r["score"]) for r in rows] == [PS2_FULL] * students
+
+
+def _batch_zygotes(tmp_path: Path) -> set[int]:
+    """Run `autograder grade-batch` on tmp_path/class into tmp_path/out (--jobs 2); the zygotes
+    it started, each ended by the time it returned."""
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "autograder"), "--course", str(ROOT), "grade-batch",
+                             str(tmp_path / "class"), "--assignment", "ps2", "--out", str(tmp_path / "out"),
+                             "--jobs", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    seen: set[int] = set()
+    while proc.poll() is None:
+        seen |= _zygotes_of(proc.pid)
+        time.sleep(0.005)
+    assert proc.returncode == 0, proc.stderr.read()
+    assert [z for z in seen if Path(f"/proc/{z}").exists()] == []
+    return seen
+
+
+def test_a_rerun_starts_zygotes_only_for_the_students_it_grades(tmp_path):
+    """A first run launches its workers' zygotes before it knows who needs grading (all do); a
+    re-run only once it does: none when everyone's grade stands, one for one changed file."""
+    (tmp_path / "class").mkdir()
+    for name in ("ada", "ben", "cy"):
+        shutil.copy(CORPUS / "correct_straightforward.py", tmp_path / "class" / f"{name}.py")
+    assert len(_batch_zygotes(tmp_path)) == 2
+    assert _batch_zygotes(tmp_path) == set()
+    shutil.copy(CORPUS / "mc_scale_by_dk.py", tmp_path / "class" / "ben.py")
+    assert len(_batch_zygotes(tmp_path)) == 1
