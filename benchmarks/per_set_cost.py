@@ -6,8 +6,12 @@ The class is the sample class's archetypes (examples/make_class.py) that are rig
 style) or one catalogued mistake, repeated to N submissions per set; hangs, crashes and
 broken files are left out, since they cost their time limit rather than the grader's.
 
-Run: .venv/bin/python benchmarks/per_set_cost.py [--n 60] [--jobs 2] [--reps 3]
+Run: .venv/bin/python benchmarks/per_set_cost.py [--n 60] [--jobs 2] [--reps 3] [--checkout DIR ...]
 Goals: ps1 at most twice ps2 (issue 9); every set under 30 ms per submission (issue 25).
+``--checkout DIR ...`` times each of those repositories' grader instead (its packages first on
+PYTHONPATH, run from its folder, with this venv), the rounds interleaved across them so that a
+slow spell of the machine falls on every one: main before a change beside it, say
+(`git worktree add /tmp/before <commit>`).
 """
 from __future__ import annotations
 
@@ -37,16 +41,19 @@ def build_class(folder: Path, assignment: str, n: int) -> None:
         (folder / f"student{i:04d}.ipynb").write_text(texts[archetype], encoding="utf-8")
 
 
-def cost(assignment: str, n: int, jobs: int) -> float:
+def cost(assignment: str, n: int, jobs: int, checkout: Path | None = None) -> float:
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as an instructor's shell has it: bytecode cached
+    if checkout is not None:
+        env["PYTHONPATH"] = str(checkout)
     with tempfile.TemporaryDirectory(prefix=f"cost-{assignment}-") as tmp:
         folder, out = Path(tmp) / "class", Path(tmp) / "out"
         folder.mkdir()
         build_class(folder, assignment, n)
         start = time.perf_counter()
         subprocess.run([str(AUTOGRADER), "grade-batch", str(folder), "--assignment", assignment,
-                        "--out", str(out), "--jobs", str(jobs)], check=True, capture_output=True, env=env)
+                        "--out", str(out), "--jobs", str(jobs)], check=True, capture_output=True, env=env,
+                       cwd=checkout)
         return (time.perf_counter() - start) / n * 1000
 
 
@@ -55,17 +62,24 @@ def main(argv=None) -> None:
     parser.add_argument("--n", type=int, default=60, help="submissions per set")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--reps", type=int, default=3, help="runs per set, interleaved; the median is reported")
+    parser.add_argument("--checkout", type=Path, nargs="+", default=[None], metavar="DIR",
+                        help="the repositories whose grader is timed (default: this one, as installed)")
     args = parser.parse_args(argv)
-    runs: dict[str, list[float]] = {a: [] for a in ASSIGNMENTS}
+    checkouts = [c.resolve() if c is not None else None for c in args.checkout]
+    runs: dict[tuple, list[float]] = {(c, a): [] for c in checkouts for a in ASSIGNMENTS}
     for _ in range(args.reps):  # interleaved, so a slow spell of the machine does not fall on one set
         for a in ASSIGNMENTS:
-            runs[a].append(cost(a, args.n, args.jobs))
-    ms = {a: statistics.median(v) for a, v in runs.items()}
-    for a, v in ms.items():
-        print(f"{a}: {v:.1f} ms per submission (median of {args.reps}; min {min(runs[a]):.1f}, max "
-              f"{max(runs[a]):.1f}; {args.n} submissions, --jobs {args.jobs}, start-up included)")
-    if "ps1" in ms and "ps2" in ms:
-        print(f"ps1 / ps2: {ms['ps1'] / ms['ps2']:.2f}")
+            for c in checkouts:
+                runs[c, a].append(cost(a, args.n, args.jobs, c))
+    for c in checkouts:
+        ms = {a: statistics.median(runs[c, a]) for a in ASSIGNMENTS}
+        head = f"{c}: " if c is not None else ""
+        for a, v in ms.items():
+            print(f"{head}{a}: {v:.1f} ms per submission (median of {args.reps}; min {min(runs[c, a]):.1f}, max "
+                  f"{max(runs[c, a]):.1f}; {args.n} submissions, --jobs {args.jobs}, start-up included)")
+        if "ps1" in ms and "ps2" in ms:
+            print(f"{head}ps1 / ps2: {ms['ps1'] / ms['ps2']:.2f}")
+
 
 if __name__ == "__main__":
     main()
