@@ -87,9 +87,9 @@ class Zygote:
         self.folder = confine.child_folder(world)  # a child's own tmpfs, at the namespaced levels
         self.exclude = exclude
         self.allow_unisolated = allow_unisolated
-        # Fork the next child when one is released (a batch's), or only when asked (a sandbox
-        # for one submission: a child forked ahead there is never used, and ending it, in the
-        # midst of joining its cgroups, is what the grader's close then waits for).
+        # Keep a child forked ahead after each request (a batch's), or fork only the first one
+        # ahead (a sandbox for one submission: a second would confine beside the child being
+        # run, slowing it, and is never used; its retries fork when asked).
         self.ahead = ahead
         self.rules: tuple[tuple[int, int], ...] = ()  # the View's Landlock rules, as descriptors
         self.uid_base = _uid_base(os.getpid())
@@ -420,12 +420,7 @@ class Zygote:
             except (ValueError, KeyError, TypeError):
                 continue  # the grader is trusted, but a garbled request must not end the zygote
             if op == "spawn":
-                # The next child is forked when this one is released, not now: joining its
-                # cgroups waits for the kernel (a grace period, about 10 ms per child), and
-                # two children confining at once slow the one being run, which a single
-                # `autograder grade` waits for. Released, the grader judges meanwhile.
                 self.hand_out(sock)
-                continue
             elif op == "status":
                 c = self.children.get(msg.get("id"))
                 how = self.how_ended(c) if c is not None else {"kind": "unknown"}
