@@ -46,10 +46,12 @@ def _listing(fd: int) -> list[tuple[str, os.stat_result]]:
 class Walk:
     """Every entry below ``root`` (``entries``), going into the folders on the root's own
     filesystem that ``into(stat)`` accepts, each once. ``too_deep``, afterwards: some
-    folder it would have gone into lay more than DEPTH levels down."""
+    folder it would have gone into lay more than DEPTH levels down, and ``deep(stat)`` (by
+    default, any folder) says that one counts."""
 
-    def __init__(self, root: str, into: Callable[[os.stat_result], bool]):
-        self.root, self.into, self.too_deep = root, into, False
+    def __init__(self, root: str, into: Callable[[os.stat_result], bool],
+                 deep: Callable[[os.stat_result], bool] = lambda st: True):
+        self.root, self.into, self.deep, self.too_deep = root, into, deep, False
 
     def entries(self) -> Iterator[Entry]:
         try:
@@ -69,7 +71,7 @@ class Walk:
                     key = (st.st_dev, st.st_ino)
                     if stat.S_ISDIR(st.st_mode) and st.st_dev == first.st_dev and key not in seen and self.into(st):
                         seen.add(key)
-                        below.append(path)
+                        below.append((path, st))
                 frames.append((fd, below))
                 fd = -1
                 while frames and fd < 0:
@@ -78,10 +80,9 @@ class Walk:
                         os.close(parent)
                         frames.pop()
                         continue
-                    here = pending.pop()
-                    if len(frames) > DEPTH:
-                        self.too_deep = True
-                        pending.clear()
+                    here, st = pending.pop()
+                    if len(frames) > DEPTH:  # not gone into: said, where it counts
+                        self.too_deep |= self.deep(st)
                         continue
                     try:
                         fd = os.open(os.path.basename(here), _DIR, dir_fd=parent)

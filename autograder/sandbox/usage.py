@@ -337,7 +337,11 @@ def measure(who: Holder, places: Places, roots: tuple[str, ...], bound: int, exa
             continue
     too_deep = False
     for root in roots:
-        walk = Walk(root, lambda st: who.owns(st) or bool(st.st_mode & stat.S_IXOTH))
+        # Deeper than a walk goes, only a folder the child made or may write counts against it:
+        # there it could hide what it holds. Another's folders it can only pass through (an
+        # earlier child's, not yet reclaimed; another sandbox's) must not get it stopped.
+        walk = Walk(root, lambda st: who.owns(st) or bool(st.st_mode & stat.S_IXOTH),
+                    deep=lambda st: who.owns(st) or bool(st.st_mode & stat.S_IWOTH))
         for e in walk.entries():
             if who.owns(e.stat):
                 files[(e.stat.st_dev, e.stat.st_ino)] = e.stat.st_blocks * 512 + ENTRY_BYTES
