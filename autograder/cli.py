@@ -91,15 +91,8 @@ def _prestart(argv: list[str]):
         return _prestart_batch(argv)
     if argv[:1] != ["grade"] or {"-h", "--help"} & set(argv):
         return None
-    pre = argparse.ArgumentParser(add_help=False, exit_on_error=False)
-    pre.add_argument("submission", type=Path)
-    pre.add_argument("--results", type=Path)
-    pre.add_argument("--allow-unisolated", action="store_true")
-    try:
-        known, _ = pre.parse_known_args(argv[1:])
-    except (argparse.ArgumentError, SystemExit):
-        return None
-    if not os.path.lexists(known.submission):
+    known = _first_look(argv[1:], ("submission", Path), ("--results", Path))
+    if known is None or not os.path.lexists(known.submission):
         return None
     if known.allow_unisolated:
         from .sandbox.launch import ALLOW_UNISOLATED
@@ -114,6 +107,19 @@ def _prestart(argv: list[str]):
     return prestart.Request(known.submission, known.results, started)
 
 
+def _first_look(argv: list[str], *arguments: tuple[str, type]):
+    """The line as a first look reads it, before the full parser (which says what is wrong with
+    a line): ``arguments`` and --allow-unisolated, the rest left alone; None where it cannot."""
+    pre = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    for name, kind in arguments:
+        pre.add_argument(name, type=kind)
+    pre.add_argument("--allow-unisolated", action="store_true")
+    try:
+        return pre.parse_known_args(argv)[0]
+    except (argparse.ArgumentError, SystemExit):
+        return None
+
+
 def _prestart_batch(argv: list[str]):
     """For `grade-batch` on this machine, as root, on a class graded for the first time (no
     grades.csv in --out yet): a sandbox per worker, launched before this process imports the
@@ -123,19 +129,11 @@ def _prestart_batch(argv: list[str]):
     nothing would only slow the run."""
     if os.geteuid() != 0:
         return None
-    pre = argparse.ArgumentParser(add_help=False, exit_on_error=False)
-    pre.add_argument("dir", type=Path)
-    for option in ("--out", "--assignment", "--timeout", "--scheduler"):
-        pre.add_argument(option)
-    pre.add_argument("--jobs", type=int)
-    pre.add_argument("--allow-unisolated", action="store_true")
-    try:
-        known, _ = pre.parse_known_args(argv[1:])
-    except (argparse.ArgumentError, SystemExit):
+    known = _first_look(argv[1:], ("dir", Path), ("--out", Path), ("--jobs", int), ("--assignment", str),
+                        ("--timeout", str), ("--scheduler", str))
+    if known is None or known.out is None or known.scheduler is not None or (known.jobs is not None and known.jobs < 1):
         return None
-    if known.out is None or known.scheduler is not None or (known.jobs is not None and known.jobs < 1):
-        return None
-    out = Path(known.out)
+    out = known.out
     if (out / "grades.csv").exists():
         return None
     if known.allow_unisolated:
