@@ -49,7 +49,7 @@ def first_sentence(text: str, limit: int = 200) -> str:
 def heatmap_svg(weights: list[list[float]], title: str, **how) -> str:
     """One heatmap (charts.heatmap) as SVG markup; '' for an empty matrix."""
     picture = charts.heatmap(weights, title, **how)
-    return "" if picture is None else str(macro("_svg.svg.j2", "svg")(picture))
+    return "" if picture is None else charts.svg_markup(picture)
 
 
 def map_words(exercise: str) -> MapWords:

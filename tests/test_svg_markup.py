@@ -1,0 +1,86 @@
+"""The pages' pictures as markup (report/charts.svg_markup) and the templates' compiled cache
+(report/render.compiled_cache)."""
+import os
+import xml.etree.ElementTree as ET
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from autograder.report import charts
+from autograder.report.render import compiled_cache, environment
+
+SVG = "{http://www.w3.org/2000/svg}"
+HOSTILE = "</title><script>alert(1)</script>&amp;\"'"
+
+
+def picture(text: str) -> charts.Svg:
+    """One of each part, every text field ``text``."""
+    return charts.Svg(120.5, 80, text, text, 11, [charts.Rect(1, 2, 3, 4, "#fff", text, True), charts.Rect(5, 6, 7, 8, text)],
+                      [charts.Text(1, 2, text, "middle", text), charts.Text(3, 4, text, rotate=True)],
+                      [charts.Line(0, 0.25, 10, 10)])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.characters(blacklist_categories=("Cs", "Cc", "Cn"))))
+def test_every_text_comes_back_as_written(text):
+    """Whatever a label, hover title, text or colour holds (any character XML allows), it stays
+    text: the markup parses, and each field reads back exactly."""
+    root = ET.fromstring(charts.svg_markup(picture(text)))
+    assert root.get("aria-label") == text and (root.get("class") or "") == text and (root.find(f"{SVG}title").text or "") == text
+    assert [r.find(f"{SVG}title").text or "" for r in root.iter(f"{SVG}rect") if r.find(f"{SVG}title") is not None] == [text]
+    assert [r.get("fill") for r in root.iter(f"{SVG}rect")] == ["#fff", text]
+    assert [t.text or "" for t in root.iter(f"{SVG}text")] == [text, text]
+
+
+def test_a_hostile_text_makes_no_tag():
+    markup = charts.svg_markup(picture(HOSTILE))
+    assert "<script" not in markup and markup.count("<title>") == 2
+
+
+def test_the_parts_are_where_the_picture_puts_them():
+    root = ET.fromstring(charts.svg_markup(picture("t")))
+    assert (root.get("width"), root.get("height"), root.get("viewBox")) == ("120.5", "80", "0 0 120.5 80")
+    cell = next(root.iter(f"{SVG}rect"))
+    assert [cell.get(k) for k in ("x", "y", "width", "height", "stroke")] == ["1", "2", "3", "4", "#c8c8c8"]
+    turned = list(root.iter(f"{SVG}text"))[1]
+    assert turned.get("transform") == "translate(3 4) rotate(-90)" and turned.get("text-anchor") is None
+    line = next(root.iter(f"{SVG}line"))
+    assert [line.get(k) for k in ("x1", "y1", "x2", "y2")] == ["0", "0.25", "10", "10"]
+
+
+def test_a_heatmap_has_a_cell_per_weight_with_its_value():
+    weights = [[0.5, 0.5], [1.0, 0.0], [0.25, 0.75]]
+    root = ET.fromstring(charts.svg_markup(charts.heatmap(weights, "w")))
+    titles = [r.find(f"{SVG}title").text for r in root.iter(f"{SVG}rect") if r.find(f"{SVG}title") is not None]
+    assert titles == [f"query position {i}, key position {j}: {v:.3f}" for i, row in enumerate(weights)
+                      for j, v in enumerate(row)]
+
+
+def test_the_templates_draw_with_it():
+    drawn = environment().from_string("{{ svg(p) }}").render(p=picture(HOSTILE))
+    assert drawn == charts.svg_markup(picture(HOSTILE))  # once escaped, not twice
+
+
+def test_the_compiled_templates_are_kept_in_a_folder_only_this_user_may_write(tmp_path):
+    mine = tmp_path / "mine"
+    assert compiled_cache(mine) is not None and mine.is_dir()
+
+
+@pytest.mark.parametrize("mode", [0o775, 0o757, 0o777])
+def test_a_folder_others_may_write_is_not_used(tmp_path, mode):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, mode)
+    assert compiled_cache(shared) is None
+
+
+def test_a_link_is_not_used(tmp_path):
+    (tmp_path / "real").mkdir(mode=0o755)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    assert compiled_cache(tmp_path / "link") is None
+
+
+def test_a_folder_that_cannot_be_made_means_no_cache(tmp_path):
+    (tmp_path / "file").write_text("")
+    assert compiled_cache(tmp_path / "file" / "templates") is None
