@@ -1,10 +1,11 @@
 """Where a batch's CPU goes: the batch's own process, its workers, the zygotes and the children
 they fork, in milliseconds of CPU a submission.
 
-    .venv/bin/python benchmarks/batch_cpu.py [--assignment ps2] [--n 200]
+    .venv/bin/python benchmarks/batch_cpu.py [--assignment ps2] [--n 200] [--honest]
 
 Runs `autograder grade-batch --jobs 2` on the per-set benchmark's class (examples/make_class.py:
-right and catalogued-mistake archetypes, benchmarks/per_set_cost.py) and reads every process of
+right and catalogued-mistake archetypes, benchmarks/per_set_cost.py), or with ``--honest`` on
+nbgrader_vs_batch.py's class of ps2 notebooks (what the comparison with nbgrader grades), and reads every process of
 it from /proc every 10 ms: its user and system time, and for a zygote also its reaped
 children's, each as last seen before the process ended (a process that ends between two looks
 loses its last 10 ms; a zygote that is never seen is missing from the table). Bytecode cached,
@@ -22,6 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
+from nbgrader_vs_batch import honest_class  # noqa: E402
 from per_set_cost import AUTOGRADER, build_class  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -40,12 +42,17 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--assignment", default="ps2")
     parser.add_argument("--n", type=int, default=200)
+    parser.add_argument("--honest", action="store_true", help="nbgrader_vs_batch.py's ps2 class instead")
     args = parser.parse_args(argv)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "class"
-        folder.mkdir()
-        build_class(folder, args.assignment, args.n)
+        if args.honest:
+            honest_class(Path(tmp) / "course", args.n)
+            folder, args.assignment = Path(tmp) / "course" / "submitted", "ps2"
+        else:
+            folder = Path(tmp) / "class"
+            folder.mkdir()
+            build_class(folder, args.assignment, args.n)
         start = time.perf_counter()
         batch = subprocess.Popen([str(AUTOGRADER), "grade-batch", str(folder), "--assignment", args.assignment,
                                   "--out", str(Path(tmp) / "out"), "--jobs", "2"], env=env,

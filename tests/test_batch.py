@@ -443,3 +443,38 @@ def test_a_rerun_starts_zygotes_only_for_the_students_it_grades(tmp_path):
     assert _batch_zygotes(tmp_path) == set()
     shutil.copy(CORPUS / "mc_scale_by_dk.py", tmp_path / "class" / "ben.py")
     assert len(_batch_zygotes(tmp_path)) == 1
+
+
+class _Recording:
+    """A Pool that grades nobody: it keeps the order it was handed the students in."""
+
+    def __init__(self):
+        self.todo = []
+
+    def start(self, todo, settings):
+        self.todo = list(todo)
+
+    def outcomes(self):
+        from autograder.tasks import Outcome
+
+        for job in self.todo:
+            yield job, Outcome(job.entry.student, failure="not graded")
+
+    def close(self, cancel=False):
+        pass
+
+    def describe(self):
+        return {}
+
+
+def test_the_largest_submissions_are_handed_out_first(tmp_path):
+    """Longest first: a slow submission handed out last would leave the other workers idle."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    sizes = {"amy": 1000, "bob": 3000, "cat": 2000, "dan": 0}
+    for student, n in sizes.items():
+        (folder / f"{student}.py").write_text("#" * n)
+    (folder / "eve.py").symlink_to(folder / "bob.py")  # the link's own size (its target's name), not bob's
+    pool = _Recording()
+    run_batch(folder, "ps2", tmp_path / "out", pool=pool)
+    assert [job.entry.student for job in pool.todo] == ["bob", "cat", "amy", "eve", "dan"]
