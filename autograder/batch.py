@@ -143,7 +143,10 @@ def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None
         for job, outcome in pool.outcomes():
             if outcome.row is not None:
                 rows.append(outcome.row)
-                reader.read(outcome.student)  # for the dashboard, now, while the workers go on
+                if outcome.seen is not None:  # for the dashboard, now, while the workers go on
+                    reader.add(outcome.seen)
+                else:
+                    reader.read(outcome.student)
                 (result.regraded if job.previous is not None else result.new).append(outcome.student)
                 if outcome.other_set:
                     result.other_sets[outcome.student] = outcome.other_set

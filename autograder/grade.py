@@ -39,6 +39,15 @@ def plan(assignment: str, student: str) -> dict[str, list[Check]]:
             for i, name in enumerate(exercises(assignment))}
 
 
+def load_for(assignment: str) -> None:
+    """Load now what grading the first student of ``assignment`` loads: its exercises' modules
+    (drawing a plan imports them), the reference answers and the worked examples' table.
+    grade-batch calls it before it forks its workers, which then share them (some 20 ms each)."""
+    plan(assignment, "")
+    reference.load()
+    worked_examples.load()
+
+
 def visible_plan(assignment: str) -> dict[str, list[Check]]:
     """Every exercise's visible checks, on the notebook's own inputs: what a student's
     environment, which holds no reference, can judge."""

@@ -107,9 +107,12 @@ class LocalPool:
         for extra in self.zygotes[self.jobs:]:  # launched for more workers than there are students:
             extra.hand_over()  # it ends once started, unused, and close() reaps it with the others
         _launched = self.zygotes[:self.jobs]
+        from .grade import load_for
         from .report.render import compile_all
 
-        compile_all()  # before the fork: every worker's pages, and the batch's dashboard, use them
+        # Before the fork, once: what every worker's first student would load in that worker.
+        compile_all()  # every worker's pages, and the batch's dashboard, use them
+        load_for(settings.assignment)
         context = multiprocessing.get_context("fork")  # not 3.14's forkserver
         self.pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_start_worker,
                                         initargs=(list(settings.hide), context.Value("i", 0)), mp_context=context)

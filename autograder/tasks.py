@@ -14,6 +14,7 @@ from .discovery import Entry
 from .errors import failure_text
 from .graded import grade_snapshot
 from .intake import Snapshot, snapshot
+from .report.dashboard import Seen
 from .report.feedback import feedback_html
 from .results import Results, write_atomic
 
@@ -43,6 +44,7 @@ class Outcome:
     row: StudentRow | None = None
     failure: str | None = None
     other_set: str | None = None  # the problem set the submission looks like, when not the one graded
+    seen: Seen | None = None  # what the class dashboard keeps of the results file written
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,7 @@ class Graded:
     other_set: str | None = None
     isolation: dict | None = None  # how the sandbox confined it: the results' isolation and isolation_layers
     failure: str | None = None  # one line: the grader's failure, never a grade
+    seen: Seen | None = None  # what the class dashboard keeps of the results
 
 
 def task_for(job: Job, settings: RunSettings) -> Task:
@@ -94,7 +97,8 @@ def graded(task: Task, results: Results, other: str | None = None) -> Graded:
                    task.run)
     return Graded(task.student, regrade.grader_version(), results.to_json() + "\n",
                   feedback_html(task.student, task.assignment, results), summarize(task.student, results), other,
-                  {k: results.extra_data[k] for k in ("isolation", "isolation_layers") if k in results.extra_data})
+                  {k: results.extra_data[k] for k in ("isolation", "isolation_layers") if k in results.extra_data},
+                  seen=Seen.of(task.student, results))
 
 
 def store(out: Path, done: Graded) -> Outcome:
@@ -104,4 +108,4 @@ def store(out: Path, done: Graded) -> Outcome:
         return Outcome(done.student, failure=done.failure or "the grader sent back no results")
     write_atomic(feedback_path(out, done.student), done.feedback)
     write_atomic(results_path(out, done.student), done.results)
-    return Outcome(done.student, row=done.row, other_set=done.other_set)
+    return Outcome(done.student, row=done.row, other_set=done.other_set, seen=done.seen)

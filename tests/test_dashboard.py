@@ -19,10 +19,10 @@ from autograder.crashes import NO_RESULT, Ended, clause
 from autograder.grade import grade, to_test_result, ungraded
 from autograder.misconceptions import OWN, WORDS, Audience, explain, explanations
 from autograder.names import file_stem
-from autograder.report.dashboard import mistake_meaning, write_dashboard
+from autograder.report.dashboard import Seen, mistake_meaning, write_dashboard
 from autograder.report.feedback import feedback_html, heatmap_svg, markdown, printed_once
 from autograder.report.index import find_dashboards, write_index
-from autograder.results import RESTARTED, CellEnd, CellProblem, Kind, Results
+from autograder.results import RESTARTED, CellEnd, CellProblem, Kind, Results, from_json
 from autograder.results import TestResult as Check
 from autograder.sandbox import ExerciseRun, SandboxResult
 from autograder.sandbox.frames import CallOutcome
@@ -285,16 +285,21 @@ def test_the_instructors_words_come_from_the_template_not_from_its_text(monkeypa
     assert explain("scale_by_dk", func=SDPA) == "Your loop names its counter `you`. Draw every key once."
 
 
+def class_results(tmp_path) -> dict[str, Results]:
+    """Six students' results: right, mistaken, hung, crashed, unreadable."""
+    hung = graded({SDPA: lambda calls: ExerciseRun("timeout")})
+    died = graded({SDPA: crashing(Ended("exit", 1))})
+    right = Results(7, 7, 0.1, [], [t(SDPA, "w", True, heat=(WEIGHTS, WEIGHTS), points=7)])
+    unreadable = grade(broken_notebook(tmp_path), "ps2", sandbox=None, student="zed")
+    return {"ada": right, "ben": dk_results(), HOSTILE: dk_results(), "hal": hung, "cy": died, "zed": unreadable}
+
+
 @pytest.fixture
 def graded_class(tmp_path):
     """An OUTDIR as a batch leaves it: results and pages of five students, one not graded."""
     out = tmp_path / "out"
     (out / "feedback").mkdir(parents=True)
-    hung = graded({SDPA: lambda calls: ExerciseRun("timeout")})
-    died = graded({SDPA: crashing(Ended("exit", 1))})
-    right = Results(7, 7, 0.1, [], [t(SDPA, "w", True, heat=(WEIGHTS, WEIGHTS), points=7)])
-    unreadable = grade(broken_notebook(tmp_path), "ps2", sandbox=None, student="zed")
-    students = {"ada": right, "ben": dk_results(), HOSTILE: dk_results(), "hal": hung, "cy": died, "zed": unreadable}
+    students = class_results(tmp_path)
     rows = []
     for name, r in students.items():
         (out / f"{file_stem(name)}.json").write_text(r.to_json())
@@ -305,6 +310,15 @@ def graded_class(tmp_path):
     index = write_dashboard(out, summary, rows, [Failure("gus", "the sandbox failed (no answer)")],
                             root=tmp_path / "class", timeout=3, jobs=2)
     return out, index
+
+
+def test_what_a_worker_sends_the_dashboard_is_what_its_results_file_says(tmp_path):
+    """grade-batch's workers send what the page keeps of each student (Seen) instead of the
+    batch reading their files back: the two must agree, for every kind of results."""
+    for name, r in class_results(tmp_path).items():
+        sent, read = Seen.of(name, r), Seen.of(name, from_json(r.to_json()))
+        assert sent == read, name
+        assert sent.student.marks is not None and (sent.maps or name != "ada")
 
 
 def test_the_dashboard_links_every_feedback_page_from_a_roster(graded_class):

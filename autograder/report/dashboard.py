@@ -156,12 +156,27 @@ def flags_of(results: Results) -> list[Flag]:
             for kind, fs in merged.items()]
 
 
+@dataclass(frozen=True)
+class Seen:
+    """What the dashboard keeps of one student's results: their marks and flags, and each
+    heatmap as (exercise, check, the heatmap's {"expected", "got"})."""
+    student: Student
+    maps: tuple[tuple[str, str, dict], ...]
+
+    @classmethod
+    def of(cls, student: str, results: Results) -> "Seen":
+        return cls(Student(student, Marks.of(results), flags_of(results)),
+                   tuple((t.exercise, t.name, t.extra_data["heatmap"]) for t in results.tests
+                         if isinstance(t.extra_data, dict) and isinstance(t.extra_data.get("heatmap"), dict)))
+
+
 class ClassReader:
     """The class as its results files say: each graded student's marks and flags, and each
-    exercise's heatmaps, summed. A file is read once, when asked for (``read``): grade-batch
-    asks for each student as they are graded, while its workers go on (their files are whole on
-    disk by then), instead of reading every file again once the class is done. One results
-    file is in memory at a time, so the page costs the same memory for any class size."""
+    exercise's heatmaps, summed. Each student is taken once: as grade-batch's workers saw their
+    results (``add``: the worker that wrote the file sends what the page keeps of it, so this
+    process need not read it back), or read from their file when asked for (``read``: a
+    student graded by an earlier run). One results file is in memory at a time, so the page
+    costs the same memory for any class size."""
 
     def __init__(self, out: Path):
         self.out = Path(out)
@@ -175,10 +190,14 @@ class ClassReader:
             results = from_json(results_path(self.out, student).read_text())
         except (OSError, ValueError, TypeError, KeyError):
             return
-        self.students[student] = Student(student, Marks.of(results), flags_of(results))
-        for t in results.tests:
-            if isinstance(t.extra_data, dict) and isinstance(t.extra_data.get("heatmap"), dict):
-                self.maps.setdefault(t.exercise, MapTally()).add(t.name, t.extra_data["heatmap"])
+        self.add(Seen.of(student, results))
+
+    def add(self, seen: Seen) -> None:
+        if seen.student.name in self.students:
+            return
+        self.students[seen.student.name] = seen.student
+        for exercise, check, heatmap in seen.maps:
+            self.maps.setdefault(exercise, MapTally()).add(check, heatmap)
 
     def load(self, rows: list[StudentRow], failures: list[Failure]) -> tuple[list[Student], dict[str, MapTally]]:
         """Every student: the graded ones (``rows``, each read now unless it was already), then
