@@ -1,4 +1,4 @@
-"""The pages' pictures as markup (report/charts.svg_markup) and the templates' compiled cache
+"""The pages' pictures as markup (report/svg.py) and the templates' compiled cache
 (report/render.compiled_cache)."""
 import os
 import xml.etree.ElementTree as ET
@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from autograder.report import charts
 from autograder.report.render import compiled_cache, environment
+from autograder.report.svg import svg_markup
 
 SVG = "{http://www.w3.org/2000/svg}"
 HOSTILE = "</title><script>alert(1)</script>&amp;\"'"
@@ -30,7 +31,7 @@ def titles(element) -> list[str]:
 def test_every_text_comes_back_as_written(text):
     """Whatever a label, hover title, text or colour holds (any character XML allows), it stays
     text: the markup parses, and each field reads back exactly."""
-    root = ET.fromstring(charts.svg_markup(picture(text)))
+    root = ET.fromstring(svg_markup(picture(text)))
     assert root.get("aria-label") == text and (root.get("class") or "") == text
     assert (root.find(f"{SVG}title").text or "") == text and titles(root) == [text]
     assert [r.get("fill") for r in root.iter(f"{SVG}rect")] == ["#fff", text]
@@ -38,12 +39,12 @@ def test_every_text_comes_back_as_written(text):
 
 
 def test_a_hostile_text_makes_no_tag():
-    markup = charts.svg_markup(picture(HOSTILE))
+    markup = svg_markup(picture(HOSTILE))
     assert "<script" not in markup and markup.count("<title>") == 2
 
 
 def test_the_parts_are_where_the_picture_puts_them():
-    root = ET.fromstring(charts.svg_markup(picture("t")))
+    root = ET.fromstring(svg_markup(picture("t")))
     assert (root.get("width"), root.get("height"), root.get("viewBox")) == ("120.5", "80", "0 0 120.5 80")
     cell = next(root.iter(f"{SVG}rect"))
     assert [cell.get(k) for k in ("x", "y", "width", "height", "stroke")] == ["1", "2", "3", "4", "#c8c8c8"]
@@ -55,14 +56,14 @@ def test_the_parts_are_where_the_picture_puts_them():
 
 def test_a_heatmap_has_a_cell_per_weight_with_its_value():
     weights = [[0.5, 0.5], [1.0, 0.0], [0.25, 0.75]]
-    root = ET.fromstring(charts.svg_markup(charts.heatmap(weights, "w")))
+    root = ET.fromstring(svg_markup(charts.heatmap(weights, "w")))
     assert titles(root) == [f"query position {i}, key position {j}: {v:.3f}"
                             for i, row in enumerate(weights) for j, v in enumerate(row)]
 
 
 def test_the_templates_draw_with_it():
     drawn = environment().from_string("{{ svg(p) }}").render(p=picture(HOSTILE))
-    assert drawn == charts.svg_markup(picture(HOSTILE))  # once escaped, not twice
+    assert drawn == svg_markup(picture(HOSTILE))  # once escaped, not twice
 
 
 def test_the_compiled_templates_are_kept_in_a_folder_only_this_user_may_write(tmp_path):

@@ -25,6 +25,7 @@ from ..results import CellEnd, CellProblem, Comparison, Kind, Results, TestResul
 from . import charts
 from .outcomes import outcome
 from .render import macro, render
+from .svg import svg_markup
 
 ABOUT_CODE = ("not_implemented", "timeout", "crashed")  # outcomes, not misunderstandings
 
@@ -49,7 +50,7 @@ def first_sentence(text: str, limit: int = 200) -> str:
 def heatmap_svg(weights: list[list[float]], title: str, **how) -> str:
     """One heatmap (charts.heatmap) as SVG markup; '' for an empty matrix."""
     picture = charts.heatmap(weights, title, **how)
-    return "" if picture is None else charts.svg_markup(picture)
+    return "" if picture is None else svg_markup(picture)
 
 
 def map_words(exercise: str) -> MapWords:

@@ -50,7 +50,7 @@ def environment():
     import jinja2
     from markupsafe import Markup
 
-    from .charts import svg_markup
+    from .svg import svg_markup
 
     env = jinja2.Environment(loader=jinja2.PackageLoader("autograder.report", "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
