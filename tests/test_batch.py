@@ -15,6 +15,7 @@ from autograder.assignments import ASSIGNMENTS, exercise_points
 from autograder.batch import BatchIncomplete, grade_batch, run_batch
 from autograder.discovery import discover
 from autograder.errors import GraderError
+from proc_tree import children
 from test_grading_corpus import make_class, with_root
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -390,16 +391,12 @@ def test_a_cold_grade_started_in_a_students_folder_imports_nothing_of_theirs(tmp
 def _zygotes_of(pid: int) -> set[int]:
     """The zygotes ``pid`` started (its children running autograder.sandbox.zygote), from /proc."""
     found = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    for child in children(pid):
         try:
-            parent = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except (OSError, IndexError, ValueError):
+            if b"autograder.sandbox.zygote" in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.add(child)
+        except OSError:
             continue
-        if parent == pid and b"autograder.sandbox.zygote" in cmdline:
-            found.add(int(entry))
     return found
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from autograder.sandbox import Sandbox
+from proc_tree import descendants
 
 HIERARCHIES = ("memory", "pids", "cpu")
 SPREAD = '''
@@ -42,24 +43,6 @@ def spread():
 '''
 
 
-def _descendants(root: int) -> list[int]:
-    """Every process below ``root`` (not ``root`` itself), from /proc."""
-    parents = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                parents[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                pass
-    found, frontier = [], [root]
-    while frontier:
-        p = frontier.pop()
-        kids = [c for c, pp in parents.items() if pp == p]
-        found += kids
-        frontier += kids
-    return found
-
-
 def _groups(pid: int, tid: int) -> dict[str, str]:
     """A task's group in each of HIERARCHIES (cgroup v1: "N:controller[,controller]:/path")."""
     out = {}
@@ -74,7 +57,7 @@ def _groups(pid: int, tid: int) -> dict[str, str]:
 def _sample(zygote: int) -> list[tuple[int, dict[str, str]]]:
     """(tid, its groups) for every thread of every process below the zygote, as they are now."""
     tasks = []
-    for pid in _descendants(zygote):
+    for pid in descendants(zygote):
         try:
             for tid in os.listdir(f"/proc/{pid}/task"):
                 tasks.append((int(tid), _groups(pid, int(tid))))
