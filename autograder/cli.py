@@ -71,15 +71,26 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def console() -> None:
-    """The `autograder` command. After `grade`, which leaves no thread and no file open, the
-    process ends without tearing down its interpreter (numpy, the course, the reference): a
-    tenth of what a cold grade costs a student waiting at the command line."""
+    """The `autograder` command. After `grade`, and after `grade-batch` on this machine's
+    processes with no gradebook, which leave no thread, no child and no file open, the process
+    ends without tearing down its interpreter (numpy, the course, the reference, the pages'
+    templates): a tenth of what a cold grade costs a student waiting at the command line, 30 ms
+    of every batch. A cluster's client and a gradebook's database connection close as usual."""
     code = main()
-    if _command(sys.argv[1:]) == "grade":
+    if _ends_clean(sys.argv[1:]):
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
     sys.exit(code)
+
+
+def _ends_clean(argv: list[str]) -> bool:
+    """Whether the line's command leaves nothing to close at exit (see console). An argument
+    that merely looks like --scheduler or --gradebook (a folder so named) only costs the fast end."""
+    command = _command(argv)
+    if command == "grade-batch":
+        return not any(a.split("=", 1)[0] in ("--scheduler", "--gradebook") for a in argv)
+    return command == "grade"
 
 
 def _prestart(argv: list[str]):
@@ -784,4 +795,4 @@ def _positive(text: str) -> float:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

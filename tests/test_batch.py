@@ -475,3 +475,36 @@ def test_the_largest_submissions_are_handed_out_first(tmp_path):
     pool = _Recording()
     run_batch(folder, "ps2", tmp_path / "out", pool=pool)
     assert [job.entry.student for job in pool.todo] == ["bob", "cat", "amy", "eve", "dan"]
+
+
+@pytest.mark.parametrize(("line", "fast"), [
+    (["grade", "x.ipynb", "--assignment", "ps2"], True),
+    (["grade-batch", "d", "--assignment", "ps2", "--out", "o"], True),
+    (["--course", "c", "grade-batch", "d", "--assignment", "ps2", "--out", "o", "--jobs", "2"], True),
+    (["grade-batch", "d", "--assignment", "ps2", "--out", "o", "--scheduler", "tcp://127.0.0.1:1"], False),
+    (["grade-batch", "d", "--assignment", "ps2", "--out", "o", "--scheduler=tcp://127.0.0.1:1"], False),
+    (["grade-batch", "d", "--assignment", "ps2", "--out", "o", "--gradebook", "sqlite:///g.db"], False),
+    (["grade-batch", "--gradebook", "--assignment", "ps2", "--out", "o"], False),  # a folder so named: the usual end
+    (["export", "o"], False),
+    (["lti", "serve"], False),
+])
+def test_only_a_command_that_leaves_nothing_open_skips_the_interpreters_teardown(line, fast):
+    from autograder.cli import _ends_clean
+
+    assert _ends_clean(line) is fast
+
+
+def test_a_batch_that_ends_at_once_has_said_and_written_everything(tmp_path):
+    """grade-batch ends without the interpreter's teardown: its summary is all printed and
+    every file is whole (run as `python -m autograder.cli`, as the benchmarks do)."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for student in ("amy", "bob", "cat"):
+        write_student(folder, student, "correct_einsum")
+    done = autograder("grade-batch", folder, "--assignment", "ps2", "--out", tmp_path / "out", "--jobs", "2")
+    assert done.returncode == 0, done.stderr
+    assert "3 submissions in" in done.stdout and done.stdout.rstrip().endswith("index.html")
+    rows = list(csv.DictReader((tmp_path / "out" / "grades.csv").open()))
+    assert [r["student"] for r in rows] == ["amy", "bob", "cat"]
+    assert all(json.loads((tmp_path / "out" / f"{s}.json").read_text())["score"] > 0 for s in ("amy", "bob", "cat"))
+    assert (tmp_path / "out" / "class.html").read_text().rstrip().endswith("</html>")
