@@ -508,3 +508,18 @@ def test_a_batch_that_ends_at_once_has_said_and_written_everything(tmp_path):
     assert [r["student"] for r in rows] == ["amy", "bob", "cat"]
     assert all(json.loads((tmp_path / "out" / f"{s}.json").read_text())["score"] > 0 for s in ("amy", "bob", "cat"))
     assert (tmp_path / "out" / "class.html").read_text().rstrip().endswith("</html>")
+
+
+def test_a_batch_without_the_reference_reports_the_graders_failure_for_each_student(tmp_path):
+    """Loading the reference before the workers fork only saves them time: where there is none,
+    each student is the grader's failure, reported and not graded, as before."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for student in ("amy", "bob"):
+        write_student(folder, student, "correct_einsum")
+    (tmp_path / "none").mkdir()
+    done = autograder("grade-batch", folder, "--assignment", "ps2", "--out", tmp_path / "out", "--jobs", "2",
+                      env=dict(os.environ, AUTOGRADER_SOLUTIONS=str(tmp_path / "none")))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "grader failure on 2 submission(s) (amy, bob)" in done.stderr and "no reference solutions" in done.stderr
+    assert not (tmp_path / "out" / "amy.json").exists()
