@@ -64,7 +64,9 @@ def main(argv=None) -> None:
                 if not entry.isdigit() or (seen := _times(int(entry))) is None:
                     continue
                 pid, (parent, own, reaped) = int(entry), seen
-                if pid not in role and parent == batch.pid:
+                # Looked at until it is a zygote: one seen between its fork and its exec still
+                # has the batch's command line.
+                if role.get(pid, "workers") == "workers" and parent == batch.pid:
                     try:
                         zygote = b"autograder.sandbox.zygote" in Path(f"/proc/{pid}/cmdline").read_bytes()
                     except OSError:
