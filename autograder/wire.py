@@ -1,7 +1,8 @@
 """Plain data across the sandbox boundary: JSON for structure, raw bytes for arrays.
 
-Both directions use it: the grader encodes the calls' inputs, the sandboxed child encodes
-what the student's functions returned. Decoding never unpickles and never builds anything
+The sandboxed child encodes what the student's functions returned, and the grader decodes
+it (the job going the other way is the grader's own data: sandbox/job.py; the worked
+examples' table is stored in it too). Decoding never unpickles and never builds anything
 but None, bools, numbers, strings, bytes, tuples, lists, dicts with string keys, numpy
 arrays and scalars of a bool, int, uint or float dtype (a plain ndarray, never a subclass),
 and the placeholders below (``Rng``, ``NpInt``, ``Opaque``, ``Malformed``), so a submission

@@ -32,6 +32,7 @@ from autograder import grade, wire
 from autograder.crashes import Ended
 from autograder import results as results_model
 from autograder.sandbox import Sandbox, frames
+from autograder.sandbox import job as job_bytes
 from autograder.sandbox.handle import _Child
 from autograder.sandbox.protocol import HEADER, Kind, Reader, send
 from autograder.submission import Submission
@@ -87,7 +88,7 @@ def _child(job_r: int, res_w: int, script) -> None:
         send(res_w, Kind.SETUP_OK)
         reader = Reader(job_r, 1 << 32)
         plan, job = reader.next(), reader.next()
-        data = script(wire.decode(plan[1]), wire.decode(job[1]))
+        data = script(job_bytes.loads(plan[1]), job_bytes.loads(job[1]))
         view = memoryview(data)
         while view:
             view = view[os.write(res_w, view):]

@@ -35,7 +35,7 @@ from pathlib import Path
 import pytest
 
 from autograder.sandbox import usage
-from autograder.sandbox.folders import Walk, remove_path
+from autograder.sandbox.folders import DEPTH, Walk, remove_path
 from autograder.sandbox.zygote import SHARED_WRITABLE
 from isolation_table import VARIANTS, Variant, holds
 from kernel_variants import variant_cmd
@@ -321,7 +321,11 @@ def test_each_attack_breaks_through_exactly_where_the_table_says(run, attack):
     got = _breaches(graded)
     if attack in LEAVES or holds(r.variant, ATTACKS[attack]):
         assert not got, f"{attack} at {r.id}: {got}"
-        assert graded["score"] == graded["max_score"], (graded["exercises"], graded["output"][-1500:])
+        # A nesting attack that the watch caught at it (on a loaded machine it is still
+        # nesting when the watch first looks, 50 ms in) is stopped for its own folders: the
+        # defense working, not a breach. Either way nothing of it is left for the classmate.
+        caught = attack in LEAVES and f"nested folders in memory more than {DEPTH} deep" in graded["output"]
+        assert graded["score"] == graded["max_score"] or caught, (graded["exercises"], graded["output"][-1500:])
     else:
         assert got, (f"{attack} at {r.id}: the table says it gets through, and it did not",
                      graded["exercises"], graded["output"][-1500:], graded["seconds"])

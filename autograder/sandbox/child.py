@@ -1,9 +1,9 @@
 """The only code that runs beside student code.
 
 A child is forked by the zygote, confines itself (``confine``), says SETUP_OK or
-SETUP_FAILED on its results pipe, and only then receives its job from the grader: the
-plan, the compiled cells and the calls. It runs the cells, calls the functions, sends back
-plain data (wire.py) and ends. It never returns into the zygote's code.
+SETUP_FAILED on its results pipe, and only then receives its job from the grader (job.py):
+the plan, the compiled cells and the calls. It runs the cells, calls the functions, sends
+back plain data (wire.py) and ends. It never returns into the zygote's code.
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from .. import wire
 from . import confine, syscalls
+from . import job as job_bytes
 from .limits import Limits
 from .protocol import Kind, Reader, send
 from ..names import NOTEBOOK_CELL
@@ -56,7 +57,7 @@ def main(spec: Spec) -> None:
         os.close(spec.job_fd)
         if not plan or not job or plan[0] is not Kind.PLAN or job[0] is not Kind.JOB:
             os._exit(0)
-        plan, job = wire.decode(plan[1]), wire.decode(job[1])
+        plan, job = job_bytes.loads(plan[1]), job_bytes.loads(job[1])
         import resource
         resource.setrlimit(resource.RLIMIT_AS, (int(plan["memory"]), int(plan["memory"])))
         cpu = int(plan["cpu_seconds"])

@@ -82,7 +82,7 @@ class ExerciseRun:
 
     def __post_init__(self):
         self.status = Status(self.status)  # "crashed" as well as Status.CRASHED; anything else is a bug
-        from .frames import CallOutcome  # see _encode
+        from .frames import CallOutcome  # see _job
 
         if not (isinstance(self.outcomes, tuple) and all(isinstance(o, CallOutcome) for o in self.outcomes)):
             raise TypeError("an ExerciseRun's outcomes are CallOutcomes (sandbox/frames.py)")
@@ -419,7 +419,7 @@ class Sandbox:
         memory = self.limits.memory if memory is None else memory
         names = [n for n, _ in exercises]
         calls_of = [(n, [(*c, False)[:4] for c in calls]) for n, calls in exercises]  # echo defaults to off
-        payload = _encode({"cells": list(cells), "exercises": calls_of})
+        payload = _job({"cells": list(cells), "exercises": calls_of})
         started = time.monotonic()
         allowed = timeout * (len(names) + 3)  # the whole submission's: bounds a notebook of many hung cells
         cpu_seconds = int(allowed) + 1
@@ -473,7 +473,7 @@ class Sandbox:
             raise _NotTheStudents(f"a sandbox child could not confine itself: {why}")
         plan = {"start": job.next_ex, "skip": sorted(job.skip), "memory": job.memory, "cpu_seconds": job.cpu_seconds}
         try:
-            send(c.job, Kind.PLAN, _encode(plan))
+            send(c.job, Kind.PLAN, _job(plan))
             send(c.job, Kind.JOB, job.payload)
         except OSError:
             pass  # the child is gone: its silence below says so
@@ -704,13 +704,13 @@ def _schedstat_of(pidfd: int) -> int:
 NOT_REACHED = "was never reached: the run stopped before it (an earlier exercise ran out of time or ended the process)"
 
 
-# frames.py and wire.py import numpy: looked up when a job runs, not when this module is
+# job.py, frames.py and wire.py import numpy: looked up when a job runs, not when this module is
 # imported, since the grader launches its sandbox before it imports numpy (Sandbox.launch).
 
-def _encode(value) -> bytes:
-    from .. import wire
+def _job(value) -> bytes:
+    from . import job
 
-    return wire.encode(value)
+    return job.dumps(value)
 
 
 def _problem(data: bytes):
