@@ -240,4 +240,3 @@ def ink(colour: str) -> str:
     lum = sum(c * (v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4)
               for c, v in zip((0.2126, 0.7152, 0.0722), (r, g, b), strict=True))
     return "#000" if (lum + 0.05) / 0.05 > 1.05 / (lum + 0.05) else "#fff"
-
