@@ -75,6 +75,7 @@ GUARANTEES = {
         lambda v: v.isolates,
     "no socket reaches another sandbox or the outside": lambda v: True,
     "no signal reaches the grader, its sandbox process or a classmate": lambda v: True,
+    "no pipe of another process opens for writing (a classmate's child waiting for its job)": lambda v: v.isolates,
 }
 
 

@@ -61,6 +61,7 @@ PER_SUBMISSION = "its processes' memory and CPU are limited per submission, not 
 RECLAIMED = "what it leaves (files in memory, SysV IPC, folders nested thousands deep) is removed after it"
 NO_SOCKETS = "no socket reaches another sandbox or the outside"
 NO_SIGNALS = "no signal reaches the grader, its sandbox process or a classmate"
+NO_FOREIGN_PIPES = "no pipe of another process opens for writing (a classmate's child waiting for its job)"
 ATTACKS = {  # attack -> the guarantee it tries
     "hostile_gives_away_sysv.py": UNNAMED,
     "hostile_fills_memfds.py": UNNAMED,
@@ -72,6 +73,7 @@ ATTACKS = {  # attack -> the guarantee it tries
     "hostile_nests_folders.py": RECLAIMED,
     "hostile_reaches_sockets.py": NO_SOCKETS,
     "hostile_signals_classmates.py": NO_SIGNALS,
+    "hostile_writes_job_pipes.py": NO_FOREIGN_PIPES,
 }
 LEAVES = {"hostile_nests_folders.py"}  # cannot tell itself whether it held: what it left is the evidence
 CLASSMATE = "correct_reports_leftovers.py"  # right answers that look for what an earlier student left
