@@ -143,10 +143,7 @@ def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None
         for job, outcome in pool.outcomes():
             if outcome.row is not None:
                 rows.append(outcome.row)
-                if outcome.seen is not None:  # for the dashboard, now, while the workers go on
-                    reader.add(outcome.seen)
-                else:
-                    reader.read(outcome.student)
+                reader.add(outcome.seen)  # for the dashboard, now, while the workers go on
                 (result.regraded if job.previous is not None else result.new).append(outcome.student)
                 if outcome.other_set:
                     result.other_sets[outcome.student] = outcome.other_set

@@ -38,8 +38,8 @@ class Started:
     graded from, which that sandbox cannot see. ``sandbox``: the handle on it (sandbox.Sandbox),
     made when first asked for: handle.py and what it imports come after the launch."""
 
-    def __init__(self, hide: list[str], allow_unisolated: bool, launched: tuple, scratch: Path):
-        self.hide, self.allow_unisolated, self.launched, self.scratch = hide, allow_unisolated, launched, scratch
+    def __init__(self, launched, scratch: Path):
+        self.launched, self.scratch = launched, scratch  # launched: sandbox.launch.Launched
         self._sandbox = None
 
     @property
@@ -47,8 +47,7 @@ class Started:
         if self._sandbox is None:
             from .sandbox import Sandbox
 
-            self._sandbox = Sandbox(hide=self.hide, allow_unisolated=self.allow_unisolated, ahead=False,
-                                    launched=self.launched)
+            self._sandbox = Sandbox(launched=self.launched)
         return self._sandbox
 
     def close(self) -> None:
@@ -60,7 +59,7 @@ class Started:
             if self._sandbox is not None:
                 self._sandbox.close()
             else:  # never asked for (a line refused before grading): the zygote alone
-                launch.end(*self.launched)
+                launch.end(self.launched.proc, self.launched.sock)
         finally:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
@@ -72,9 +71,7 @@ def start(submission: Path, hide: tuple[str | Path, ...] = ()) -> Started:
 
     scratch = Path(tempfile.mkdtemp(prefix="autograder-grade-"))
     try:
-        hidden = launch.normalized(hidden_paths(Path(submission).parent, scratch, *hide))
-        allow = launch.allowed_unisolated()
-        return Started(hidden, allow, launch.zygote(hidden, None, allow, ahead=False), scratch)
+        return Started(launch.zygote(hidden_paths(Path(submission).parent, scratch, *hide), ahead=False), scratch)
     except BaseException:
         import shutil
 

@@ -44,7 +44,7 @@ class Outcome:
     row: StudentRow | None = None
     failure: str | None = None
     other_set: str | None = None  # the problem set the submission looks like, when not the one graded
-    seen: Seen | None = None  # what the class dashboard keeps of the results file written
+    seen: Seen | None = None  # what the class dashboard keeps of the results file written (with ``row``)
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,8 @@ def graded(task: Task, results: Results, other: str | None = None) -> Graded:
 def store(out: Path, done: Graded) -> Outcome:
     """Write a graded student's files (the page first: a results file on disk means this
     student is done, page included), atomically; a failure writes nothing."""
-    if done.failure is not None or done.results is None or done.feedback is None or done.row is None:
+    if done.failure is not None or done.results is None or done.feedback is None or done.row is None \
+            or done.seen is None:
         return Outcome(done.student, failure=done.failure or "the grader sent back no results")
     write_atomic(feedback_path(out, done.student), done.feedback)
     write_atomic(results_path(out, done.student), done.results)

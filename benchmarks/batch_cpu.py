@@ -23,19 +23,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
+import proc_stat  # noqa: E402
 from nbgrader_vs_batch import honest_class  # noqa: E402
 from per_set_cost import AUTOGRADER, build_class  # noqa: E402
 
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 def _times(pid: int) -> tuple[int, float, float] | None:
     """(parent, own CPU seconds, reaped children's CPU seconds) from /proc/PID/stat."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
+    fields = proc_stat.stat(pid)
+    if fields is None:
         return None
-    return int(fields[1]), (int(fields[11]) + int(fields[12])) / TICK, (int(fields[13]) + int(fields[14])) / TICK
+    tick = proc_stat.TICK
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / tick, (int(fields[13]) + int(fields[14])) / tick
 
 
 def main(argv=None) -> None:

@@ -28,28 +28,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
+import proc_stat  # noqa: E402
 from nbgrader_vs_batch import honest_class, tree_rss_kib  # noqa: E402
-
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 def tree_cpu_seconds(pid: int) -> float:
     """CPU seconds of a process and its live descendants, with the children each has reaped."""
-    stats: dict[int, list[str]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    stats[int(entry)] = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                pass
-    family, frontier = {pid}, [pid]
-    while frontier:
-        p = frontier.pop()
-        kids = [c for c, fields in stats.items() if int(fields[1]) == p and c not in family]
-        family.update(kids)
-        frontier += kids
-    return sum(sum(int(x) for x in stats[p][11:15]) for p in family if p in stats) / TICK
+    stats = proc_stat.every()
+    return sum(sum(int(x) for x in stats[p][11:15]) for p in proc_stat.family(pid, stats)) / proc_stat.TICK
 
 
 def free_port() -> int:

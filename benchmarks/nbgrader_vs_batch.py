@@ -28,6 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import proc_stat  # noqa: E402
 from make_class import make_class  # noqa: E402
 
 ASSIGNMENT = "ps2"
@@ -46,24 +48,8 @@ def honest_class(folder: Path, n: int) -> list[str]:
 
 def tree_rss_kib(pid: int) -> int:
     """Resident memory of a process and all its descendants, from /proc."""
-    parents: dict[int, int] = {}
-    rss: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-                parents[int(entry)] = int(fields[1])
-                rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE") // 1024
-            except (OSError, IndexError, ValueError):
-                pass
-    family, frontier = {pid}, [pid]
-    while frontier:
-        p = frontier.pop()
-        kids = [c for c, pp in parents.items() if pp == p and c not in family]
-        family.update(kids)
-        frontier += kids
-    return sum(rss.get(p, 0) for p in family)
+    stats = proc_stat.every()
+    return sum(int(stats[p][21]) * proc_stat.PAGE_KIB for p in proc_stat.family(pid, stats))
 
 
 def run_measured(cmd: list[str], cwd: Path, env=None, check: bool = True) -> tuple[float, int]:

@@ -83,16 +83,13 @@ def grade_upload(root: Path, assignment: str, *, visibility: str | None, timeout
     _private(root / "source", submission, results, metadata)
     limits = {"memory": container.submission_memory(container.memory_limit())}  # the sandbox's Limits
     scratch = Path(tempfile.mkdtemp(prefix="autograder-gradescope-"))  # mode 700: the sandbox cannot see it
-    hide = launch.normalized([root / "source", submission, results, metadata, scratch])
-    allow = launch.allowed_unisolated()
     try:
-        launched = launch.zygote(hide, limits, allow, ahead=False)
-        from ..sandbox import Limits, Sandbox
+        launched = launch.zygote([root / "source", submission, results, metadata, scratch], limits, ahead=False)
+        from ..sandbox import Sandbox
 
         # The zygote starts while the upload is read and its checks are drawn. Where there is
         # nothing to grade it has started for nothing, and is ended with the sandbox.
-        with Sandbox(hide=hide, limits=Limits(**limits), allow_unisolated=allow, ahead=False,
-                     launched=launched) as sandbox:
+        with Sandbox(launched=launched) as sandbox:
             graded, found = _grade_upload(root, assignment, submission, metadata, scratch, sandbox, timeout)
     finally:
         import shutil

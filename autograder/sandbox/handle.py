@@ -229,10 +229,13 @@ class Sandbox:
     child may read (the checkout, the submissions, the results)."""
 
     def __init__(self, hide: list[str] | None = None, limits: Limits | None = None,
-                 allow_unisolated: bool | None = None, ahead: bool = True,
-                 launched: tuple[subprocess.Popen, socket.socket] | None = None):
-        """``launched``: a zygote ``launch.zygote`` started already, with these very arguments
-        (prestart.py), which this handle adopts as if ``launch()`` had started it."""
+                 allow_unisolated: bool | None = None, ahead: bool = True, launched: launch.Launched | None = None):
+        """``launched``: a zygote started already (``launch.zygote``: prestart.py, Gradescope's
+        run), which this handle adopts, with the settings it was started with, as if ``launch()``
+        had started it; the other arguments are then its, not given here."""
+        if launched is not None:
+            hide, ahead, allow_unisolated = launched.hide, launched.ahead, launched.allow_unisolated
+            limits = Limits(**launched.limits) if launched.limits else None
         self.hide = launch.normalized(hide)
         # Children forked ahead of their request (a batch's). False for a sandbox that runs one
         # submission: its first child is still forked ahead, its retries when asked for.
@@ -251,8 +254,7 @@ class Sandbox:
         self.live: dict[int, _Child] = {}
         self.not_the_students: list[str] = []  # every end retried because it was not the student's, for the operator
         if launched is not None:
-            self.proc, self.sock = launched
-            self._hello = True
+            self.proc, self.sock, self._hello = launched.proc, launched.sock, True
 
     def __enter__(self):
         if not self._hello:  # launched early: the hello is read where it is first needed
@@ -303,8 +305,8 @@ class Sandbox:
         self._greet()
 
     def _launch(self) -> None:
-        self.proc, self.sock = launch.zygote(self.hide, self.limits.to_dict(), self.allow_unisolated, self.ahead)
-        self._hello = True
+        launched = launch.zygote(self.hide, self.limits.to_dict(), self.allow_unisolated, self.ahead)
+        self.proc, self.sock, self._hello = launched.proc, launched.sock, True
 
     def _greet(self) -> None:
         """Read the zygote's hello: its level, layers and View, or why it refuses."""

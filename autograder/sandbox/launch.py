@@ -32,11 +32,24 @@ def normalized(hide) -> list[str]:
     return sorted({str(Path(p).resolve()) for p in (hide or [])})
 
 
-def zygote(hide: list[str], limits: dict | None, allow_unisolated: bool,
-           ahead: bool) -> tuple[subprocess.Popen, socket.socket]:
-    """Start a zygote (``python -m autograder.sandbox.zygote``) and return it with the grader's
-    end of its socket; its hello is not read. ``hide``: as ``normalized`` gives it; ``limits``:
-    ``Limits.to_dict()`` (None: the defaults)."""
+class Launched:
+    """A zygote ``zygote`` started (its hello not read), with what it was started with: the
+    Sandbox that adopts it (``Sandbox(launched=...)``) takes its settings from here, so that handle and
+    zygote cannot be told different things."""
+
+    def __init__(self, proc: subprocess.Popen, sock: socket.socket, hide: list[str], limits: dict | None,
+                 allow_unisolated: bool, ahead: bool):
+        self.proc, self.sock = proc, sock
+        self.hide, self.limits, self.allow_unisolated, self.ahead = hide, limits, allow_unisolated, ahead
+
+
+def zygote(hide, limits: dict | None = None, allow_unisolated: bool | None = None, ahead: bool = True) -> Launched:
+    """Start a zygote (``python -m autograder.sandbox.zygote``), with the grader's end of its
+    socket; its hello is not read. ``hide``: folders, as ``normalized`` makes them; ``limits``:
+    ``Limits.to_dict()`` (None: the defaults); ``allow_unisolated``: None, as the environment
+    says (``allowed_unisolated``)."""
+    hide = normalized(hide)
+    allow_unisolated = allowed_unisolated() if allow_unisolated is None else allow_unisolated
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "AUTOGRADER_DEBUG")}
     env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
                PYTHONDONTWRITEBYTECODE="1")
@@ -64,7 +77,7 @@ def zygote(hide: list[str], limits: dict | None, allow_unisolated: bool,
         raise GraderError(f"the sandbox could not start: {e}") from e
     finally:
         theirs.close()
-    return proc, mine
+    return Launched(proc, mine, hide, limits, allow_unisolated, ahead)
 
 
 def end(proc: subprocess.Popen | None, sock: socket.socket | None) -> None:
