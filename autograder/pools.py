@@ -57,7 +57,7 @@ def _start_worker(hide: list[str], taken) -> None:
         if i == mine:
             _sandbox = launched
         else:
-            launched.hand_over()  # another worker's: its zygote must see that worker end, not wait for this one
+            launched.hand_over()  # another worker's socket: the zygote must see that worker end, not wait for this one
     try:
         _worker_sandbox()
     except GraderError:
@@ -100,13 +100,13 @@ class LocalPool:
         self.jobs = max(1, min(self.requested or os.cpu_count() or 1, len(todo) or 1))
         if not todo:
             return
-        # The zygotes first: each takes a few hundred milliseconds to start, which they now
-        # spend while this process compiles the pages' templates and forks the workers,
-        # rather than after the fork, in each worker.
+        # The zygote first (one, with a socket per worker): it takes a few hundred milliseconds
+        # to start, which it now spends while this process compiles the pages' templates and
+        # forks the workers, rather than after the fork, in each worker.
         if not self.zygotes:
             self.zygotes = prestart.sandboxes(self.jobs, list(settings.hide))
         for extra in self.zygotes[self.jobs:]:  # launched for more workers than there are students:
-            extra.hand_over()  # it ends once started, unused, and close() reaps it with the others
+            extra.hand_over()  # the zygote drops that client, unused; close() reaps it with the others
         _launched = self.zygotes[:self.jobs]
         from .grade import load_for
         from .report.render import compile_all
@@ -146,7 +146,7 @@ class LocalPool:
         if self.pool is not None:
             self.pool.shutdown(wait=not cancel, cancel_futures=cancel)  # Ctrl-C: stop now; a re-run resumes
             self.pool = None
-        if not cancel:  # the workers are gone, so are the zygotes' sockets: each ends, and is reaped here
+        if not cancel:  # the workers are gone, so are the zygote's sockets: it ends, and is reaped here
             for sandbox in self.zygotes:
                 sandbox.close()
         self.zygotes = []

@@ -59,7 +59,7 @@ class Started:
             if self._sandbox is not None:
                 self._sandbox.close()
             else:  # never asked for (a line refused before grading): the zygote alone
-                launch.end(self.launched.proc, self.launched.sock)
+                launch.end(self.launched.proc, self.launched.sock, self.launched.peers)
         finally:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
@@ -80,20 +80,16 @@ def start(submission: Path, hide: tuple[str | Path, ...] = ()) -> Started:
 
 
 def sandboxes(n: int, hide: list[str]) -> list:
-    """``n`` sandboxes for a batch's workers, launched now (their hello not read). Where any
-    launch fails, none: each worker then launches its own, and its failure, whatever it is,
-    is reported per student as the grader's, never as a grade, and never ends the batch."""
-    from .sandbox import Sandbox
+    """``n`` sandboxes for a batch's workers, launched now (their hello not read): one zygote,
+    with a socket for each worker. Where the launch fails, none: each worker then launches its
+    own, and its failure, whatever it is, is reported per student as the grader's, never as a
+    grade, and never ends the batch."""
+    from .sandbox import Sandbox, launch
 
-    launched = []
     try:
-        for _ in range(n):
-            launched.append(Sandbox(hide=hide).launch())
+        return [Sandbox(launched=launched) for launched in launch.shared(n, hide)]
     except Exception:  # noqa: BLE001 - said per student by the worker that tries again
-        for sandbox in launched:
-            sandbox.close()
         return []
-    return launched
 
 
 class Batch:

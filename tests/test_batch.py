@@ -388,15 +388,17 @@ def test_a_cold_grade_started_in_a_students_folder_imports_nothing_of_theirs(tmp
     assert not marker.exists()
 
 
-def _zygotes_of(pid: int) -> set[int]:
-    """The zygotes ``pid`` started (its children running autograder.sandbox.zygote), from /proc."""
-    found = set()
+def _zygotes_of(pid: int) -> dict[int, int]:
+    """The zygotes ``pid`` started (its children running autograder.sandbox.zygote), each with
+    its number of clients (the sockets on its command line), from /proc."""
+    found = {}
     for child in children(pid):
         try:
-            if b"autograder.sandbox.zygote" in Path(f"/proc/{child}/cmdline").read_bytes():
-                found.add(child)
+            argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
+        if b"autograder.sandbox.zygote" in argv:
+            found[child] = len(argv[argv.index(b"autograder.sandbox.zygote") + 1].split(b","))
     return found
 
 
@@ -407,27 +409,27 @@ AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="counts a root batch's zy
 
 @AS_ROOT
 @pytest.mark.parametrize("students", [1, 3])
-def test_grade_batch_ends_every_zygote_it_started_before_it_returns(tmp_path, students):
-    """grade-batch launches a zygote per worker before it imports the grader, hands each to a
-    worker, and reaps them all: none outlives the command, also where there are fewer students
-    than workers (the extra one started for nothing). Graded by the same command line a
-    teacher types, watched from /proc while it runs."""
+def test_grade_batch_ends_the_zygote_it_started_before_it_returns(tmp_path, students):
+    """grade-batch launches one zygote before it imports the grader, with a socket for each
+    worker, hands each socket to a worker, and reaps the zygote: it does not outlive the
+    command, also where there are fewer students than workers (a socket started for nothing).
+    Graded by the same command line a teacher types, watched from /proc while it runs."""
     (tmp_path / "class").mkdir()
     for i in range(students):
         shutil.copy(CORPUS / "correct_straightforward.py", tmp_path / "class" / f"s{i}.py")
-    seen = _batch_zygotes(tmp_path)  # each ended by the time it returned
-    assert len(seen) == 2, f"expected a zygote per worker (--jobs 2), saw {sorted(seen)}"
+    seen = _batch_zygotes(tmp_path)  # ended by the time it returned
+    assert list(seen.values()) == [2], f"expected one zygote, with a client per worker (--jobs 2): {seen}"
     rows = list(csv.DictReader((tmp_path / "out" / "grades.csv").open()))
     assert [float(r["score"]) for r in rows] == [PS2_FULL] * students
 
 
-def _batch_zygotes(tmp_path: Path) -> set[int]:
+def _batch_zygotes(tmp_path: Path) -> dict[int, int]:
     """Run `autograder grade-batch` on tmp_path/class into tmp_path/out (--jobs 2); the zygotes
-    it started, each ended by the time it returned."""
+    it started, each with its number of clients, each ended by the time it returned."""
     proc = subprocess.Popen([str(Path(sys.executable).parent / "autograder"), "--course", str(ROOT), "grade-batch",
                              str(tmp_path / "class"), "--assignment", "ps2", "--out", str(tmp_path / "out"),
                              "--jobs", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    seen: set[int] = set()
+    seen: dict[int, int] = {}
     while proc.poll() is None:
         seen |= _zygotes_of(proc.pid)
         time.sleep(0.005)
@@ -438,15 +440,16 @@ def _batch_zygotes(tmp_path: Path) -> set[int]:
 
 @AS_ROOT
 def test_a_rerun_starts_zygotes_only_for_the_students_it_grades(tmp_path):
-    """A first run launches its workers' zygotes before it knows who needs grading (all do); a
-    re-run only once it does: none when everyone's grade stands, one for one changed file."""
+    """A first run launches its workers' zygote before it knows who needs grading (all do); a
+    re-run only once it does: none when everyone's grade stands, one with a single client (one
+    worker) for one changed file."""
     (tmp_path / "class").mkdir()
     for name in ("ada", "ben", "cy"):
         shutil.copy(CORPUS / "correct_straightforward.py", tmp_path / "class" / f"{name}.py")
-    assert len(_batch_zygotes(tmp_path)) == 2
-    assert _batch_zygotes(tmp_path) == set()
+    assert list(_batch_zygotes(tmp_path).values()) == [2]
+    assert _batch_zygotes(tmp_path) == {}
     shutil.copy(CORPUS / "mc_scale_by_dk.py", tmp_path / "class" / "ben.py")
-    assert len(_batch_zygotes(tmp_path)) == 1
+    assert list(_batch_zygotes(tmp_path).values()) == [1]
 
 
 class _Recording:

@@ -247,6 +247,7 @@ class Sandbox:
         self._view: View | None = None  # what the children may see, as the zygote declared it
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
+        self.peers: list[socket.socket] = []  # the zygote's clients' sockets in this process (launch.Launched)
         self._level = "none"
         self._layers: list[str] = []
         self._hello = False  # launched, its hello (level, layers, view) not read yet
@@ -254,7 +255,7 @@ class Sandbox:
         self.live: dict[int, _Child] = {}
         self.not_the_students: list[str] = []  # every end retried because it was not the student's, for the operator
         if launched is not None:
-            self.proc, self.sock, self._hello = launched.proc, launched.sock, True
+            self._adopt(launched)
 
     def __enter__(self):
         if not self._hello:  # launched early: the hello is read where it is first needed
@@ -305,8 +306,10 @@ class Sandbox:
         self._greet()
 
     def _launch(self) -> None:
-        launched = launch.zygote(self.hide, self.limits.to_dict(), self.allow_unisolated, self.ahead)
-        self.proc, self.sock, self._hello = launched.proc, launched.sock, True
+        self._adopt(launch.zygote(self.hide, self.limits.to_dict(), self.allow_unisolated, self.ahead))
+
+    def _adopt(self, launched: launch.Launched) -> None:
+        self.proc, self.sock, self.peers, self._hello = launched.proc, launched.sock, launched.peers, True
 
     def _greet(self) -> None:
         """Read the zygote's hello: its level, layers and View, or why it refuses."""
@@ -339,9 +342,10 @@ class Sandbox:
 
     def hand_over(self) -> None:
         """Close this process's end of the zygote's socket, leaving it to a process forked with
-        it (a batch's worker), whose end is then the only one: the zygote ends when that one
-        does. This process may still ``close()`` the sandbox afterwards, which reaps the zygote;
-        a forked process it was handed over to cannot (the zygote is not its child)."""
+        it (a batch's worker), whose end is then the only one: the zygote ends that client's
+        children when that one closes, and itself after its last client. This process may still
+        ``close()`` the sandbox afterwards, which reaps the zygote; a forked process it was
+        handed over to cannot (the zygote is not its child)."""
         if self.sock is not None:
             self.sock.close()
             self.sock = None
@@ -350,7 +354,7 @@ class Sandbox:
         for c in list(self.live.values()):
             self._release(c)
         proc, sock, self.proc, self.sock = self.proc, self.sock, None, None
-        launch.end(proc, sock)
+        launch.end(proc, sock, self.peers)
 
     def _zygote_failed(self, why: str) -> GraderError:
         """The zygote died or stopped answering: end what it left, then report it as ours."""

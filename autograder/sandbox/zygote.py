@@ -1,10 +1,12 @@
 """The zygote: a pristine process that forks confined children, and ends them.
 
-``python -m autograder.sandbox.zygote FD CONFIG`` is started by the grader's ``Sandbox``
-handle with one end of a socket pair. It imports numpy and the modules a submission may
-use, confines itself once (with namespaces: a new mount namespace and its allow-list root,
-and a network namespace with no network, which all its children share), then serves three
-requests, each a small JSON message:
+``python -m autograder.sandbox.zygote FD[,FD...] CONFIG`` is started by the grader with one
+end of a socket pair per client: a ``Sandbox`` handle, or each of a batch's workers (one
+zygote for all of them: each more took a tenth of a second of CPU to start, which the batch
+waited for). It imports numpy and the modules a submission may use, confines itself once
+(with namespaces: a new mount namespace and its allow-list root, and a network namespace
+with no network, which all its children share), then serves each client three requests,
+each a small JSON message:
 
     spawn         -> {"id", "pid", "uid"} with the child's job, results and output pipes, and
                      a pidfd of it where the kernel has them (the grader's handle on its
@@ -12,7 +14,9 @@ requests, each a small JSON message:
     status {"id"} -> {"id", "kind", "code", "memory", "cpu"}: how that child ended (crashes.Ended),
                      after waiting a moment for it to end; asked when its results pipe ends
     kill {"id"}   end that child and everything it started, and remove what it wrote
-    (end of file) end every child, clean up, exit
+    (end of file) end every child handed to that client; after the last client's: clean up, exit
+
+A client may ask only about the children handed to it.
 
 It never sees a job, a result or a child's output: those go between the grader and the
 child directly. So a child, which starts as a copy of the zygote's memory, finds nothing
@@ -69,6 +73,7 @@ class Child:
     oom_kills: int | None = None  # its memory cgroup's OOM kills when it started (None: no cgroup)
     status: int | None = None  # its wait status, once reaped (its pid may then be another's)
     cpu: float = 0.0  # CPU seconds its rusage showed when reaped (the evidence of a kill at RLIMIT_CPU)
+    client: int | None = None  # the socket it was handed out on (None: forked ahead, not handed out yet)
 
 
 class Zygote:
@@ -87,16 +92,16 @@ class Zygote:
         self.folder = confine.child_folder(world)  # a child's own tmpfs, at the namespaced levels
         self.exclude = exclude
         self.allow_unisolated = allow_unisolated
-        # Keep a child forked ahead after each request (a batch's), or fork only the first one
-        # ahead (a sandbox for one submission: a second would confine beside the child being
-        # run, slowing it, and is never used; its retries fork when asked).
+        # Keep a child forked ahead for each client after each request (a batch's), or fork
+        # only the first one ahead (a sandbox for one submission: a second would confine
+        # beside the child being run, slowing it, and is never used; its retries fork when asked).
         self.ahead = ahead
         self.rules: tuple[tuple[int, int], ...] = ()  # the View's Landlock rules, as descriptors
         self.uid_base = _uid_base(os.getpid())
         self.free = list(range(UID_SLOTS))
         self.children: dict[int, Child] = {}
         self.dying: dict[int, Child] = {}  # pidfd -> a child killed but not yet gone
-        self.ready: Child | None = None
+        self.ready: list[Child] = []  # forked ahead, not handed out yet
         self.counter = 0
         self.private = None  # root-owned folder holding children's folders (uid and none levels)
         self.places: usage.Places | None = None  # the folders in memory others may write (uid level)
@@ -104,7 +109,7 @@ class Zygote:
 
     # ---------------------------------------------------------------- confining itself
 
-    def confine(self, sock: socket.socket) -> None:
+    def confine(self, socks: list[socket.socket]) -> None:
         confine.prctl(confine.PR_SET_CHILD_SUBREAPER, 1)  # a submission's orphans are ours to reap
         try:
             syscalls.program()  # the allow-list, built once while the whole disk is in sight
@@ -134,7 +139,7 @@ class Zygote:
             if self.cgroups:
                 self.layers.append("cgroup")
         else:
-            self._user_namespace(sock)  # forks the zygote into a pid namespace: its probes come after
+            self._user_namespace(socks)  # forks the zygote into a pid namespace: its probes come after
         if not self.namespaces:
             self.private = _private_folder(self.root)
         if self.level == "uid":
@@ -152,7 +157,7 @@ class Zygote:
             return ""
         return "not root, no user namespaces, no Landlock"
 
-    def _user_namespace(self, sock: socket.socket) -> None:
+    def _user_namespace(self, socks: list[socket.socket]) -> None:
         """Not root: where the kernel allows unprivileged user namespaces, become root of one,
         with a pid namespace of its own, so the namespaces and the allow-list root of the full
         level are ours to make. The uid stays the grader's: the level is still "none"."""
@@ -166,7 +171,8 @@ class Zygote:
             return  # rlimits, Landlock and seccomp only
         pid = os.fork()  # pid 1 of the new pid namespace: the zygote from here on
         if pid:
-            sock.close()  # the grader hears the end of file when the real zygote ends
+            for sock in socks:  # the grader hears the end of file when the real zygote ends
+                sock.close()
             _, status = os.waitpid(pid, 0)
             os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
         confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -246,24 +252,29 @@ class Zygote:
         return c
 
     def hand_out(self, sock: socket.socket) -> None:
-        c = self.ready or self.spawn()
-        self.ready = None
+        c = self.ready.pop(0) if self.ready else self.spawn()
+        c.client = sock.fileno()
         self.children[c.id] = c
         try:
             pidfd = [os.pidfd_open(c.pid)]
         except OSError:  # before Linux 5.3: the grader counts wall time
             pidfd = []
         folder = c.workdir or self.folder  # with namespaces, its own tmpfs, inside its mount namespace
-        socket.send_fds(sock, [json.dumps({"id": c.id, "pid": c.pid, "uid": c.uid, "folder": folder}).encode()],
-                        [*c.fds, *pidfd])
-        for fd in (*c.fds, *pidfd):
-            os.close(fd)
+        try:  # a client gone meanwhile raises here; leave() then ends the child
+            socket.send_fds(sock, [json.dumps({"id": c.id, "pid": c.pid, "uid": c.uid, "folder": folder}).encode()],
+                            [*c.fds, *pidfd])
+        finally:
+            for fd in (*c.fds, *pidfd):
+                os.close(fd)
 
-    def prepare(self) -> None:
-        if self.ready is None and not self.free and self.dying:
-            self.finish_dying([next(iter(self.dying))])  # every uid is in use: wait for the oldest
-        if self.ready is None and self.free:
-            self.ready = self.spawn()
+    def prepare(self, clients: int) -> None:
+        """Fork ahead until a child waits for each of ``clients``."""
+        while len(self.ready) < clients:
+            if not self.free and self.dying:
+                self.finish_dying([next(iter(self.dying))])  # every uid is in use: wait for the oldest
+            if not self.free:
+                return
+            self.ready.append(self.spawn())
 
     def end(self, c: Child) -> None:
         """End a child and all it started. The rest of its cleanup (``finish``) waits until
@@ -320,7 +331,7 @@ class Zygote:
     def kill_orphans(self) -> None:
         """Kill the zygote's children that it did not fork itself: a submission's processes
         that left their group, reparented here because the zygote is a subreaper."""
-        keep = {c.pid for c in self.children.values()} | ({self.ready.pid} if self.ready else set())
+        keep = {c.pid for c in [*self.children.values(), *self.ready]}
         me = str(os.getpid())
         for _ in range(100):
             found = False
@@ -379,15 +390,13 @@ class Zygote:
         for fd, _ in self.rules:
             os.close(fd)
         self.rules = ()
-        for c in [*self.children.values(), *([self.ready] if self.ready else [])]:
+        for c in self.ready:  # the grader's ends of a handed-out child's pipes were closed at hand_out
             for fd in c.fds:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+                os.close(fd)
+        for c in [*self.children.values(), *self.ready]:
             self.end(c)
         self.children.clear()
-        self.ready = None
+        self.ready = []
         self.finish_dying(list(self.dying))
         if self.cgroups:
             self.cgroups.close()
@@ -396,39 +405,73 @@ class Zygote:
 
     # ---------------------------------------------------------------- the loop
 
-    def serve(self, sock: socket.socket) -> None:
+    def serve(self, socks: list[socket.socket]) -> None:
         refused = self.refusal()
-        sock.send(json.dumps({"level": self.level, "layers": self.layers, "refused": refused,
-                              "view": self.view.to_dict()}).encode())
+        hello = json.dumps({"level": self.level, "layers": self.layers, "refused": refused,
+                            "view": self.view.to_dict()}).encode()
+        clients = []
+        for sock in socks:
+            if self.say(sock, hello):
+                clients.append(sock)
+            else:
+                sock.close()
         if refused:
             return
-        self.prepare()
-        while True:
-            ready, _, _ = select.select([sock, *self.dying], [], [])
+        self.prepare(len(clients) if self.ahead else 1)
+        while clients:
+            ready, _, _ = select.select([*clients, *self.dying], [], [])
             self.finish_dying([fd for fd in ready if fd in self.dying])
-            if sock not in ready:
-                continue
-            try:
-                data = sock.recv(4096)
-            except OSError:
-                data = b""
-            if not data:
-                return
-            try:
-                msg = json.loads(data)
-                op = msg["op"]
-            except (ValueError, KeyError, TypeError):
-                continue  # the grader is trusted, but a garbled request must not end the zygote
-            if op == "spawn":
-                self.hand_out(sock)
-            elif op == "status":
-                c = self.children.get(msg.get("id"))
-                how = self.how_ended(c) if c is not None else {"kind": "unknown"}
-                sock.send(json.dumps({"id": msg.get("id"), **how}).encode())
-            elif op == "kill" and msg.get("id") in self.children:
-                self.end(self.children.pop(msg["id"]))
+            for sock in [s for s in clients if s in ready]:
+                if not self.request(sock):
+                    clients.remove(sock)
+                    self.leave(sock)
             if self.ahead:
-                self.prepare()
+                self.prepare(len(clients))
+
+    @staticmethod
+    def say(sock: socket.socket, message: bytes) -> bool:
+        """Send to a client; False when it has gone (a batch's worker that had no student)."""
+        try:
+            sock.send(message)
+            return True
+        except OSError:
+            return False
+
+    def request(self, sock: socket.socket) -> bool:
+        """Serve one request of the client at ``sock``; False when it has gone (end of file, or
+        a reply it can no longer read). Another client's requests go on either way."""
+        try:
+            data = sock.recv(4096)
+        except OSError:
+            data = b""
+        if not data:
+            return False
+        try:
+            msg = json.loads(data)
+            op = msg["op"]
+        except (ValueError, KeyError, TypeError):
+            return True  # the grader is trusted, but a garbled request must not end the zygote
+        c = self.children.get(msg.get("id")) if op in ("status", "kill") else None
+        if c is not None and c.client != sock.fileno():
+            c = None  # another client's child: as if unknown
+        if op == "spawn":
+            try:
+                self.hand_out(sock)
+            except OSError:
+                return False
+        elif op == "status":
+            how = self.how_ended(c) if c is not None else {"kind": "unknown"}
+            return self.say(sock, json.dumps({"id": msg.get("id"), **how}).encode())
+        elif op == "kill" and c is not None:
+            self.end(self.children.pop(c.id))
+        return True
+
+    def leave(self, sock: socket.socket) -> None:
+        """A client has gone: end every child handed to it."""
+        gone = sock.fileno()
+        for c in [c for c in self.children.values() if c.client == gone]:
+            self.end(self.children.pop(c.id))
+        sock.close()
 
 
 def reclaim(uid: int, places: usage.Places | None) -> None:
@@ -497,15 +540,15 @@ def preload(exclude: list[str], course: dict | None = None) -> View:
 
 
 def main() -> None:
-    sock = socket.socket(fileno=int(sys.argv[1]))
+    socks = [socket.socket(fileno=int(fd)) for fd in sys.argv[1].split(",")]
     config = json.loads(sys.argv[2])
     zygote = Zygote(Limits(**config["limits"]), config["exclude"], preload(config["exclude"], config.get("course")),
                     bool(config.get("allow_unisolated")), bool(config.get("ahead", True)))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the grader's
     served = False
     try:
-        zygote.confine(sock)
-        zygote.serve(sock)
+        zygote.confine(socks)
+        zygote.serve(socks)
         served = True
     finally:
         zygote.shutdown()
