@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +36,7 @@ from .errors import GraderError
 from .grade import DEFAULT_TIMEOUT
 from .gradebook_sink import GradebookReport, GradebookSink
 from .names import readable
-from .pools import SNAPSHOTS, LocalPool, Pool
+from .pools import LocalPool, Pool
 from .progress import Progress
 from .report.dashboard import ClassReader, write_dashboard
 from .report.table import changes_csv, grades_csv
@@ -102,7 +101,6 @@ def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None
     (out / "feedback").mkdir(parents=True, exist_ok=True)
     for stale in [*out.glob(".*.tmp"), *(out / "feedback").glob(".*.tmp")]:
         stale.unlink()  # a write the last, killed, run did not finish
-    shutil.rmtree(out / SNAPSHOTS, ignore_errors=True)
     run, grader = regrade.run_number(out), regrade.grader_version()
     result = BatchResult([], [], summarize_class(assignment, []))
     rows, failures, changes = result.rows, result.failures, result.changes
@@ -175,7 +173,6 @@ def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None
     write_dashboard(out, summary, rows, failures, root=Path(root), timeout=timeout,
                     grading=pool.describe(), reader=reader)  # and index.html
     write_atomic(out / regrade.RUN_FILE, f"{run + 1}\n")  # this run is complete: its changes are reported
-    shutil.rmtree(out / SNAPSHOTS, ignore_errors=True)
     return result
 
 

@@ -133,8 +133,9 @@ def security_for(scheme: str, tls: TLSFiles):
 # ---------------------------------------------------------------- the worker side
 
 class SandboxPlugin(WorkerPlugin):
-    """On each worker process: one sandbox, started by the first task and kept warm; a scratch
-    folder (in the worker's own local directory, hidden from the sandbox) for the copy graded."""
+    """On each worker process: one sandbox, started by the first task and kept warm, which
+    never sees the worker's local directory (Dask's own files: the data it spills, other
+    students' results among them)."""
 
     name = PLUGIN
     idempotent = True  # registered by every batch; a worker keeps the one it has (and its warm zygote)
@@ -144,8 +145,6 @@ class SandboxPlugin(WorkerPlugin):
 
         self.lock = threading.Lock()
         self.sandbox = None
-        self.scratch = Path(worker.local_directory) / "autograder-scratch"
-        self.scratch.mkdir(mode=0o700, exist_ok=True)
         self.hide = hidden_paths(worker.local_directory)
 
     def teardown(self, worker) -> None:
@@ -164,7 +163,7 @@ class SandboxPlugin(WorkerPlugin):
             except Exception as e:  # noqa: BLE001 - the grader's failure: reported, not a grade
                 self.sandbox = None
                 return Graded(task.student, grader_version(), failure=failure_text(e))
-            return grade_task(task, self.sandbox, self.scratch)
+            return grade_task(task, self.sandbox)
 
     def isolation(self) -> dict:
         """The sandbox's level and layers, as a results file records them (starts it if need be)."""

@@ -1,14 +1,16 @@
 """One submission graded, as every face grades it (``autograder grade``, grade-batch's
 workers, the pytest plugin, the Gradescope container): its bytes read once (intake.py), exactly
-those bytes graded from a copy the sandbox cannot see, the same folders hidden, the same
-inputs per student, and a first line in the output when it looks like another problem set."""
+those bytes graded (parsed as read, never written or read again), the same folders hidden, the
+same inputs per student, and a first line in the output when it looks like another problem set."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import submission
 from .errors import GraderError
-from .grade import DEFAULT_TIMEOUT
+from .grade import DEFAULT_TIMEOUT, grade_loaded
 from .prestart import Started, start
 from .intake import Snapshot, snapshot
 from .other_set import looks_like, other_set_line
@@ -43,48 +45,38 @@ def grade_file_and_set(request: Request, hide: tuple[str | Path, ...] = (),
         with started.sandbox as sandbox:
             results, _, other = grade_submission(request.submission, request.assignment, sandbox=sandbox,
                                                  student=request.student, timeout=request.timeout,
-                                                 scratch=started.scratch, base=request.base,
-                                                 visible_only=request.visible_only)
+                                                 base=request.base, visible_only=request.visible_only)
     finally:
         started.close()
     return results, other
 
 
 def grade_submission(path: Path, assignment: str, *, sandbox, student: str | None, timeout: float,
-                     scratch: Path, base: Path | None = None, visible_only: bool = False
-                     ) -> tuple[Results, str, str | None]:
+                     base: Path | None = None, visible_only: bool = False) -> tuple[Results, str, str | None]:
     """Grade one file as grade-batch does: its bytes read once (no link followed), their digest
-    taken, and exactly those bytes graded (a copy under the same name in ``scratch``, a folder
-    the sandbox cannot see), so what a results file records is what was graded even when the
-    file changes meanwhile. Returns the results (a first line in their problems when the
-    submission looks like another problem set), the digest, and that problem set."""
+    taken, and exactly those bytes graded, so what a results file records is what was graded
+    even when the file changes meanwhile. Returns the results (a first line in their problems
+    when the submission looks like another problem set), the digest, and that problem set."""
     snap = snapshot(path, base)
     results, other = grade_snapshot(snap, assignment, sandbox=sandbox, student=student or Path(path).stem,
-                                    timeout=timeout, scratch=scratch, visible_only=visible_only)
+                                    timeout=timeout, visible_only=visible_only)
     return results, snap.digest, other
 
 
 def grade_snapshot(snap: Snapshot, assignment: str, *, sandbox, student: str, timeout: float,
-                   scratch: Path | None, visible_only: bool = False) -> tuple[Results, str | None]:
-    """Grade the bytes read (on this machine or another), through a copy in ``scratch`` (none
-    is needed for a snapshot that could not be read)."""
-    from .grade import grade, grade_loaded  # looked up here: a test may stand in for grade
-    from .submission import Submission
-
+                   visible_only: bool = False) -> tuple[Results, str | None]:
+    """Grade the bytes read (on this machine or another) as they are: nothing is written, and
+    nothing read again. ``execution_time`` counts from here, their parsing included."""
+    started = time.monotonic()
     if snap.data is None:  # the grader says why, in the results, as for any submission
-        sub = Submission(Path(snap.name))
+        sub = submission.Submission(Path(snap.name))
         sub.problem(snap.problem or "it could not be read")
         return grade_loaded(sub, assignment, sandbox=sandbox, student=student, timeout=timeout,
-                            visible_only=visible_only), None
-    if snap.name in ("", ".", "..") or "/" in snap.name or "\0" in snap.name or scratch is None:
-        raise GraderError(f"not a file name: {snap.name!r}")  # never a path out of scratch
-    copy = Path(scratch) / snap.name
-    copy.write_bytes(snap.data)
-    try:
-        results = grade(copy, assignment, sandbox=sandbox, student=student, timeout=timeout,
-                        visible_only=visible_only)
-    finally:
-        copy.unlink(missing_ok=True)
+                            started=started, visible_only=visible_only), None
+    if snap.name in ("", ".", "..") or "/" in snap.name or "\0" in snap.name:
+        raise GraderError(f"not a file name: {snap.name!r}")  # quoted in the results as the file's name: never a path
+    results = grade_loaded(submission.parse(Path(snap.name), snap.data), assignment, sandbox=sandbox,
+                           student=student, timeout=timeout, started=started, visible_only=visible_only)
     other = looks_like(snap.data, Path(snap.name).suffix, assignment)
     if other is None:
         return results, None

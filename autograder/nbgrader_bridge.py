@@ -510,11 +510,9 @@ def engine_grade_file(path: Path, assignment: str, student: str, course_root: st
     from .graded import grade_snapshot
     from .intake import snapshot
 
-    folder = _snapshot_dir() / "current"
-    folder.mkdir(parents=True, exist_ok=True)
-    hide = tuple(sorted(hidden_paths(course_root, _snapshot_dir())))
+    hide = tuple(sorted(hidden_paths(course_root, _snapshot_dir())))  # engine_grade's: the same zygote
     results, _ = grade_snapshot(snapshot(path), assignment, sandbox=_sandbox(hide), student=student,
-                                timeout=timeout, scratch=folder)
+                                timeout=timeout)
     return results
 
 

@@ -18,8 +18,6 @@ from .errors import GraderError, failure_text
 from .sandbox.confine import PR_SET_PDEATHSIG
 from .tasks import Job, Outcome, RunSettings, grade_task, store, task_for
 
-SNAPSHOTS = ".snapshots"  # in OUTDIR: each worker's copy of the bytes it grades (hidden from the sandbox)
-
 
 class Pool(Protocol):
     """Where a run's students are graded: ``LocalPool`` (processes on this machine) or
@@ -75,9 +73,7 @@ def _worker_sandbox():
 
 def _grade_one(job: Job, settings: RunSettings) -> Outcome:
     try:
-        scratch = Path(settings.out) / SNAPSHOTS / str(os.getpid())
-        scratch.mkdir(parents=True, exist_ok=True)
-        return store(Path(settings.out), grade_task(task_for(job, settings), _worker_sandbox(), scratch))
+        return store(Path(settings.out), grade_task(task_for(job, settings), _worker_sandbox()))
     except Exception as e:  # noqa: BLE001 - the grader's failure: reported, not stored as a grade
         return Outcome(job.entry.student, failure=failure_text(e))
 

@@ -8,7 +8,6 @@ zygote) for that reason; the folders every grade hides from its sandbox are writ
 """
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 from . import course
@@ -34,12 +33,12 @@ def _solutions() -> list[Path]:
 
 
 class Started:
-    """A launched zygote (its hello not read yet) and the folder the submission's copy will be
-    graded from, which that sandbox cannot see. ``sandbox``: the handle on it (sandbox.Sandbox),
-    made when first asked for: handle.py and what it imports come after the launch."""
+    """A launched zygote (its hello not read yet). ``sandbox``: the handle on it
+    (sandbox.Sandbox), made when first asked for: handle.py and what it imports come after the
+    launch."""
 
-    def __init__(self, launched, scratch: Path):
-        self.launched, self.scratch = launched, scratch  # launched: sandbox.launch.Launched
+    def __init__(self, launched):
+        self.launched = launched  # sandbox.launch.Launched
         self._sandbox = None
 
     @property
@@ -51,32 +50,20 @@ class Started:
         return self._sandbox
 
     def close(self) -> None:
-        import shutil  # not before the launch: each import there delays it
-
         from .sandbox import launch
 
-        try:
-            if self._sandbox is not None:
-                self._sandbox.close()
-            else:  # never asked for (a line refused before grading): the zygote alone
-                launch.end(self.launched.proc, self.launched.sock, self.launched.peers)
-        finally:
-            shutil.rmtree(self.scratch, ignore_errors=True)
+        if self._sandbox is not None:
+            self._sandbox.close()
+        else:  # never asked for (a line refused before grading): the zygote alone
+            launch.end(self.launched.proc, self.launched.sock, self.launched.peers)
 
 
 def start(submission: Path, hide: tuple[str | Path, ...] = ()) -> Started:
-    """Launch the sandbox for grading ``submission`` (its folder, a new scratch folder and
-    ``hide`` out of its sight), with the default limits, for one submission."""
+    """Launch the sandbox for grading ``submission`` (its folder and ``hide`` out of its
+    sight), with the default limits, for one submission."""
     from .sandbox import launch
 
-    scratch = Path(tempfile.mkdtemp(prefix="autograder-grade-"))
-    try:
-        return Started(launch.zygote(hidden_paths(Path(submission).parent, scratch, *hide), ahead=False), scratch)
-    except BaseException:
-        import shutil
-
-        shutil.rmtree(scratch, ignore_errors=True)
-        raise
+    return Started(launch.zygote(hidden_paths(Path(submission).parent, *hide), ahead=False))
 
 
 def sandboxes(n: int, hide: list[str]) -> list:

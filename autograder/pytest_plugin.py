@@ -238,7 +238,7 @@ class Grading:
         snap = Snapshot(self.request.submission.name, None, self.unreadable, digest)
         return grade_snapshot(snap, self.request.assignment, sandbox=None,
                               student=self.request.student or self.request.submission.stem,
-                              timeout=self.request.timeout, scratch=None, visible_only=self.request.visible_only)[0]
+                              timeout=self.request.timeout, visible_only=self.request.visible_only)[0]
 
     def _written_by_pytest(self) -> tuple[str, ...]:
         """Folders this pytest run writes to or reads back (the XML report, the cache), and

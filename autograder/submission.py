@@ -169,7 +169,8 @@ def _too_big(shown: str, size: int) -> str:
 
 
 def load(path: str | Path, base: str | Path | None = None) -> Submission:
-    """Never raises for anything in the file: every problem is a one-line message."""
+    """The file read (``read_submission``) and parsed. Never raises for anything in the file:
+    every problem is a one-line message."""
     path = Path(path)
     sub = Submission(path)
     name = readable(path.name)
@@ -181,6 +182,15 @@ def load(path: str | Path, base: str | Path | None = None) -> Submission:
     except OSError as e:  # the class folder itself went away
         sub.problem(f"could not read {name}: {e.strerror or e}")
         return sub
+    return parse(path, raw)
+
+
+def parse(path: Path, raw: bytes) -> Submission:
+    """The submission in ``raw``, the bytes of the file ``path`` names as read_submission read
+    them: its name labels the problems and its suffix says how to read it. Never raises for
+    anything in the bytes: every problem is a one-line message."""
+    sub = Submission(path)
+    name = readable(path.name)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:

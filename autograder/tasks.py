@@ -79,13 +79,13 @@ def task_for(job: Job, settings: RunSettings) -> Task:
                 settings.timeout, settings.run, job.previous)
 
 
-def grade_task(task: Task, sandbox, scratch: Path) -> Graded:
+def grade_task(task: Task, sandbox) -> Graded:
     """Grade a task where the sandbox is: the results with their record, the feedback page and
     the summary row, made here so the machine that writes them only writes. The grader's
     failure comes back as ``failure``, never as a grade."""
     try:
         results, other = grade_snapshot(task.snapshot, task.assignment, sandbox=sandbox, student=task.student,
-                                        timeout=task.timeout, scratch=scratch)
+                                        timeout=task.timeout)
         return graded(task, results, other)
     except Exception as e:  # noqa: BLE001 - the grader's failure: reported, not stored as a grade
         return Graded(task.student, regrade.grader_version(), failure=failure_text(e))

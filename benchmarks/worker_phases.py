@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import collections
 import functools
+import inspect
 import sys
 import tempfile
 import time
@@ -31,7 +32,7 @@ from autograder.sandbox import Sandbox, handle  # noqa: E402
 
 SPENT: collections.Counter = collections.Counter()
 STEPS = [  # (module or class, function, what it is)
-    (submission, "load", "reading the notebook"),
+    (submission, ("parse", "load"), "the notebook's cells (an older grader: its copy read too)"),
     (grade, "plan", "drawing the inputs"),
     (handle.Sandbox, "run", "the sandbox's protocol (the child's own CPU not counted)"),
     (handle, ("_job", "_encode"), "  the job's bytes"),  # _encode: wire.py's frame, before sandbox/job.py
@@ -61,6 +62,14 @@ def _timed(owner, names, what: str) -> None:
     setattr(owner, name, timed)
 
 
+def grader(out: Path):
+    """tasks.grade_task, given a task and a sandbox; an older checkout's also wants a folder to
+    copy the bytes to (``out``, as a batch's workers had theirs in it)."""
+    if "scratch" in inspect.signature(tasks.grade_task).parameters:
+        return lambda task, sandbox: tasks.grade_task(task, sandbox, out)
+    return tasks.grade_task
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=150, help="submissions timed")
@@ -74,13 +83,14 @@ def main(argv=None) -> None:
         (out / "feedback").mkdir(parents=True)
         settings = tasks.RunSettings(ASSIGNMENT, str(out), 10.0, 0, (str(out), tmp))
         compile_all()
+        grade_one = grader(out)
         with Sandbox(hide=[tmp]) as sandbox:
             jobs = [tasks.Job(e, "new", None) for e in entries]
-            tasks.store(out, tasks.grade_task(tasks.task_for(jobs[0], settings), sandbox, out))
+            tasks.store(out, grade_one(tasks.task_for(jobs[0], settings), sandbox))
             SPENT.clear()
             start = time.process_time()
             for job in jobs[1:]:
-                tasks.store(out, tasks.grade_task(tasks.task_for(job, settings), sandbox, out))
+                tasks.store(out, grade_one(tasks.task_for(job, settings), sandbox))
             total = time.process_time() - start
     n = len(jobs) - 1
     print(f"a worker's CPU: {1000 * total / n:.2f} ms a submission ({n} ps2 notebooks, the first left out)")

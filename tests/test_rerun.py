@@ -221,19 +221,19 @@ def test_a_results_file_that_is_not_a_whole_grade_is_graded_again(graded):
 def test_a_submission_changed_while_it_is_graded_is_recorded_as_what_was_graded(graded, monkeypatch):
     """The file changes after the grader read it: the results say what was graded, so the
     next run sees the change and regrades."""
-    import autograder.grade
+    import autograder.graded
 
     cls, out = graded
     shutil.copy(SCALE_BY_DK, cls / "ada.py")
-    real = autograder.grade.grade
+    real = autograder.graded.grade_loaded
 
     def grade_then_change(*args, **kwargs):  # runs in the (forked) worker, after the read
         shutil.copy(RIGHT, cls / "ada.py")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(autograder.grade, "grade", grade_then_change)
+    monkeypatch.setattr(autograder.graded, "grade_loaded", grade_then_change)
     rerun(cls, out)
-    monkeypatch.setattr(autograder.grade, "grade", real)
+    monkeypatch.setattr(autograder.graded, "grade_loaded", real)
     assert scores(out)["ada"] == scores(out)["ben"]  # what was read: the scale_by_dk version
     result = rerun(cls, out)
     assert result.regraded == ["ada"] and scores(out)["ada"] == f"{PS2_FULL:g}"

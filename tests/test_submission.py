@@ -12,8 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autograder import wire
-from autograder.submission import (MAX_BYTES, MAX_CELLS, Unreadable, demo_digest, load, neutralise_magics,
+from autograder.submission import (MAX_BYTES, MAX_CELLS, Unreadable, demo_digest, load, neutralise_magics, parse,
                                    read_submission)
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = sorted([*(ROOT / "tests" / "submissions").rglob("*.py"), *(ROOT / "tests" / "submissions").rglob("*.ipynb"),
+                  *(ROOT / "assignments").glob("*/*.ipynb")])
 
 
 def notebook(tmp_path, *sources, name="ps1.ipynb", **meta):
@@ -80,8 +84,7 @@ def test_a_cell_with_a_wrong_demo_tag_runs(tmp_path, tag):
 
 
 def test_every_demo_cell_of_the_released_notebooks_is_tagged_with_its_own_text():
-    root = Path(__file__).resolve().parent.parent
-    for path in sorted((root / "assignments").glob("*/*.ipynb")):
+    for path in sorted((ROOT / "assignments").glob("*/*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         demos = [c for c in nb.cells if c.cell_type == "code" and "autograder" in c.metadata]
         assert demos and all(c.metadata["autograder"]["demo"] == demo_digest(c.source) for c in demos), path
@@ -239,6 +242,23 @@ def test_unsupported_suffix(tmp_path):
     path = tmp_path / "alice.txt"
     path.write_text("x = 1")
     assert "only .py and .ipynb" in load(path).problems[0]
+
+
+# Besides the samples, each other way the bytes are read: blank, not UTF-8, a BOM, another suffix, broken JSON.
+ODD_BYTES = {"empty.py": b" \n", "latin1.py": b"x = '\xe9'\n", "bom.py": b"\xef\xbb\xbfx = 1\n",
+             "notes.txt": b"x = 1\n", "broken.ipynb": b'{"cells": ['}
+
+
+@pytest.mark.parametrize("name, content", [
+    *(pytest.param(p.name, p.read_bytes(), id=str(p.relative_to(ROOT))) for p in SAMPLES),
+    *(pytest.param(name, content, id=name) for name, content in ODD_BYTES.items())])
+def test_parsing_the_bytes_read_is_loading_the_file(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_bytes(content)
+    loaded, parsed = load(path), parse(path, read_submission(path))
+    assert (parsed.path, parsed.cells, parsed.labels, parsed.problems, parsed.dropped) == \
+        (loaded.path, loaded.cells, loaded.labels, loaded.problems, loaded.dropped)
+    assert [marshal.loads(c) for c in parsed.code] == [marshal.loads(c) for c in loaded.code]
 
 
 # ---------------------------------------------------------------- malformed notebook structures (issue 20)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 from .. import course
@@ -82,19 +81,13 @@ def grade_upload(root: Path, assignment: str, *, visibility: str | None, timeout
     results.mkdir(parents=True, exist_ok=True)
     _private(root / "source", submission, results, metadata)
     limits = {"memory": container.submission_memory(container.memory_limit())}  # the sandbox's Limits
-    scratch = Path(tempfile.mkdtemp(prefix="autograder-gradescope-"))  # mode 700: the sandbox cannot see it
-    try:
-        launched = launch.zygote([root / "source", submission, results, metadata, scratch], limits, ahead=False)
-        from ..sandbox import Sandbox
+    launched = launch.zygote([root / "source", submission, results, metadata], limits, ahead=False)
+    from ..sandbox import Sandbox
 
-        # The zygote starts while the upload is read and its checks are drawn. Where there is
-        # nothing to grade it has started for nothing, and is ended with the sandbox.
-        with Sandbox(launched=launched) as sandbox:
-            graded, found = _grade_upload(root, assignment, submission, metadata, scratch, sandbox, timeout)
-    finally:
-        import shutil
-
-        shutil.rmtree(scratch, ignore_errors=True)
+    # The zygote starts while the upload is read and its checks are drawn. Where there is
+    # nothing to grade it has started for nothing, and is ended with the sandbox.
+    with Sandbox(launched=launched) as sandbox:
+        graded, found = _grade_upload(root, assignment, submission, metadata, sandbox, timeout)
     from . import spec
 
     doc = spec.to_gradescope(graded, visibility=visibility, found=found.line)
@@ -103,8 +96,7 @@ def grade_upload(root: Path, assignment: str, *, visibility: str | None, timeout
     return spec.dumps(doc)
 
 
-def _grade_upload(root: Path, assignment: str, submission: Path, metadata: Path, scratch: Path, sandbox,
-                  timeout: float | None):
+def _grade_upload(root: Path, assignment: str, submission: Path, metadata: Path, sandbox, timeout: float | None):
     """The upload's Results (every check failed with the reason when there is nothing to
     grade), and what upload.find said of it."""
     from . import upload
@@ -121,13 +113,12 @@ def _grade_upload(root: Path, assignment: str, submission: Path, metadata: Path,
     from ..grade import DEFAULT_TIMEOUT  # numpy and the checks: while the zygote starts
 
     timeout = DEFAULT_TIMEOUT if timeout is None else timeout
-    return _grade_file(found.path, submission, scratch, assignment, student, sandbox, timeout), found
+    return _grade_file(found.path, submission, assignment, student, sandbox, timeout), found
 
 
-def _grade_file(path: Path, base: Path, scratch: Path, assignment: str, student: str, sandbox,
-                timeout: float) -> Results:
-    """Grade exactly the bytes read (no link followed), as grade-batch does, from a copy in
-    ``scratch`` named for its kind (``HW.IPYNB`` is a notebook)."""
+def _grade_file(path: Path, base: Path, assignment: str, student: str, sandbox, timeout: float) -> Results:
+    """Grade exactly the bytes read (no link followed), as grade-batch does, under a name that
+    says their kind (``HW.IPYNB`` is a notebook)."""
     import dataclasses
 
     from ..graded import grade_snapshot
@@ -135,7 +126,7 @@ def _grade_file(path: Path, base: Path, scratch: Path, assignment: str, student:
 
     snap = snapshot(path, base)
     snap = dataclasses.replace(snap, name=path.stem + path.suffix.lower())
-    return grade_snapshot(snap, assignment, sandbox=sandbox, student=student, timeout=timeout, scratch=scratch)[0]
+    return grade_snapshot(snap, assignment, sandbox=sandbox, student=student, timeout=timeout)[0]
 
 
 def _spared_by_the_oom_killer() -> None:

@@ -1,23 +1,21 @@
 """The class as grade-batch reads it: the same discovery, the same reader, the same rules.
 
 Every submission is found by discovery.discover and read once by intake.snapshot (no link
-followed, a regular file of bounded size only); its cells come from submission.load, run on
-a private copy of exactly those bytes, so the code compared is the code grade-batch grades
-(the assignment's check cells and unchanged demonstration cells already left out). A file
-that cannot be read is listed with its one-line reason and compared with nothing.
+followed, a regular file of bounded size only); its cells come from submission.parse of
+exactly those bytes, so the code compared is the code grade-batch grades (the assignment's
+check cells and unchanged demonstration cells already left out). A file that cannot be read
+is listed with its one-line reason and compared with nothing.
 """
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..discovery import ClassFolderError, discover
 from ..intake import snapshot
-from ..names import one_line, readable
-from ..submission import load
+from ..names import one_line
+from ..submission import parse
 
 
 @dataclass(frozen=True)
@@ -55,32 +53,25 @@ def read_class(root: Path, assignment: str) -> tuple[list[Work], list[Unread]]:
                                f"(expected <student>/{assignment}/*.ipynb or <student>.py|.ipynb)")
     works: list[Work] = []
     unread: list[Unread] = []
-    with tempfile.TemporaryDirectory(prefix="integrity-") as scratch:
-        for entry in entries:
-            item = read_one(entry.student, entry.path, entry.base, Path(scratch))
-            (works if isinstance(item, Work) else unread).append(item)
+    for entry in entries:
+        item = read_one(entry.student, entry.path, entry.base)
+        (works if isinstance(item, Work) else unread).append(item)
     return works, unread
 
 
-def read_one(student: str, path: Path, base: Path | None, scratch: Path) -> Work | Unread:
+def read_one(student: str, path: Path, base: Path | None) -> Work | Unread:
     snap = snapshot(path, base)
     if snap.data is None:
         return Unread(student, snap.problem or "could not be read")
-    suffix = ".ipynb" if snap.name.endswith(".ipynb") else ".py"
-    copy = scratch / f"submission{suffix}"  # the reader decides by the suffix, as grade-batch's copy does
-    fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(snap.data)
-    sub = load(copy)
+    sub = parse(Path(snap.name), snap.data)  # discovery finds only .py and .ipynb files
     if not sub.cells:
-        why = sub.problems[0] if sub.problems else "no code in it"
-        return Unread(student, one_line(why.replace("submission" + suffix, readable(snap.name))))
+        return Unread(student, one_line(sub.problems[0] if sub.problems else "no code in it"))
     units = tuple(Unit(label, source) for label, source in zip(sub.labels, sub.cells, strict=True))
-    return Work(student, snap.name, units, _notebook(snap.data) if suffix == ".ipynb" else None)
+    return Work(student, snap.name, units, _notebook(snap.data) if snap.name.endswith(".ipynb") else None)
 
 
 def _notebook(data: bytes) -> dict | None:
-    """The notebook's JSON (load() has already parsed it once, so it parses)."""
+    """The notebook's JSON (parse() has already parsed it once, so it parses)."""
     try:
         nb = json.loads(data.decode("utf-8-sig"))
     except (ValueError, RecursionError, MemoryError):
