@@ -36,7 +36,7 @@ class Spec:
     output_fd: int
     cgroup_tasks: tuple[int, ...]
     limits: Limits
-    landlock_rules: tuple[tuple[int, int], ...]  # the zygote's View as (descriptor, rights): all it may read
+    landlock_rules: confine.LandlockRules  # the zygote's View, opened and packed: all it may read
     landlock: bool
     seccomp: bool
 
@@ -72,7 +72,7 @@ def main(spec: Spec) -> None:
 def confine_self(spec: Spec) -> str:
     os.setsid()
     keep = sorted({spec.job_fd, spec.result_fd, spec.output_fd, *spec.cgroup_tasks,
-                   *(fd for fd, _ in spec.landlock_rules)})
+                   *spec.landlock_rules.fds})
     low = 3
     for fd in keep:  # the zygote's socket, the other children's pipes: none of its business
         os.closerange(low, fd)
@@ -102,8 +102,8 @@ def confine_self(spec: Spec) -> str:
         confine.drop_capabilities()  # root of the user namespace: it must not remount what it sees
     confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid change, which clears it
     if spec.landlock:  # its own ruleset: a rule on the folder below its tmpfs would not cover it
-        confine.landlock(list(spec.landlock_rules), workdir)
-    for fd, _ in spec.landlock_rules:  # only for the rules: closed before any job arrives
+        confine.landlock(spec.landlock_rules, workdir)
+    for fd in spec.landlock_rules.fds:  # only for the rules: closed before any job arrives
         os.close(fd)
     if spec.seccomp:  # last: what follows (and the job) runs under the allow-list
         syscalls.apply()

@@ -214,21 +214,32 @@ def landlock_abi() -> int:
     return max(n, 0)
 
 
-def landlock_rules(rules: list[tuple[str, int]]) -> list[tuple[int, int]]:
-    """``rules`` (a path and its rights: ``View.rules()``) opened once, in the zygote, as
-    (descriptor, rights that apply to what it is): a child then adds each rule without a
-    path lookup (hundreds of rules: 4 ms a child by path here, a fraction of that by fd)."""
-    out = []
+@dataclass(frozen=True)
+class LandlockRules:
+    """A View's rules opened and packed once, in the zygote (``landlock_rules``): a child then
+    hands each to the kernel as it is, with no path lookup (hundreds of rules: 4 ms a child by
+    path, a fraction of that by descriptor) and no struct built (a tenth of a millisecond)."""
+    fds: tuple[int, ...]
+    packed: bytes  # a struct landlock_path_beneath_attr (rights this kernel knows, descriptor) for each
+
+
+def landlock_rules(rules: list[tuple[str, int]]) -> LandlockRules:
+    """``rules`` (a path and its rights: ``View.rules()``), each opened as a descriptor with
+    the rights that apply to what it is (a file takes only a file's)."""
+    fs = _FS_BY_ABI.get(landlock_abi(), _FS_BY_ABI[5])
+    fds, packed = [], []
     for path, rights in rules:
         try:
             fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
         except OSError:
             continue
-        out.append((fd, rights if stat.S_ISDIR(os.fstat(fd).st_mode) else rights & _FILE_RIGHTS))
-    return out
+        fds.append(fd)
+        packed.append(struct.pack("=Qi", (rights if stat.S_ISDIR(os.fstat(fd).st_mode) else rights & _FILE_RIGHTS) & fs,
+                                  fd))
+    return LandlockRules(tuple(fds), b"".join(packed))
 
 
-def landlock(rules: list[tuple[int, int]], workdir: str) -> None:
+def landlock(rules: LandlockRules, workdir: str) -> None:
     """Enter, for good, a Landlock domain that allows each of ``rules`` (``landlock_rules``),
     and everything in ``workdir`` (a rule on a folder covers what is mounted below it), and
     denies every other file access, TCP (ABI 4 on), and signals or abstract sockets that
@@ -248,9 +259,10 @@ def landlock(rules: list[tuple[int, int]], workdir: str) -> None:
     try:
         add = libc.syscall
         number = _SYSCALLS["landlock_add_rule"]
-        for fd, rights in [*rules, (own, fs)]:
-            rule = ctypes.create_string_buffer(struct.pack("=Qi", rights & fs, fd), 12)
-            _check(add(number, ruleset, 1, rule, 0), "landlock_add_rule")
+        packed = ctypes.create_string_buffer(rules.packed + struct.pack("=Qi", fs, own), len(rules.packed) + 12)
+        base = ctypes.addressof(packed)
+        for offset in range(0, len(packed), 12):
+            _check(add(number, ruleset, 1, ctypes.c_void_p(base + offset), 0), "landlock_add_rule")
         prctl(PR_SET_NO_NEW_PRIVS, 1)
         _check(libc.syscall(_SYSCALLS["landlock_restrict_self"], ruleset, 0), "landlock_restrict_self")
     finally:

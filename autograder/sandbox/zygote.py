@@ -96,7 +96,7 @@ class Zygote:
         # only the first one ahead (a sandbox for one submission: a second would confine
         # beside the child being run, slowing it, and is never used; its retries fork when asked).
         self.ahead = ahead
-        self.rules: tuple[tuple[int, int], ...] = ()  # the View's Landlock rules, as descriptors
+        self.rules = confine.LandlockRules((), b"")  # the View's Landlock rules, opened and packed
         self.uid_base = _uid_base(os.getpid())
         self.free = list(range(UID_SLOTS))
         self.children: dict[int, Child] = {}
@@ -147,7 +147,7 @@ class Zygote:
         self.layers += self._probed(probes if probes is not None else self._start_probes())
         view_mod.warm_import_caches()  # a child may not list the folders the View splits
         if "landlock" in self.layers:  # opened here, in the root the children will see
-            self.rules = tuple(confine.landlock_rules(self.view.rules()))
+            self.rules = confine.landlock_rules(self.view.rules())
 
     def refusal(self) -> str:
         """Why this zygote will not run untrusted code, in one line; empty when it will: it
@@ -387,9 +387,9 @@ class Zygote:
         return Ended.from_status(c.status, oom, self.limits.memory, c.cpu).to_dict()
 
     def shutdown(self) -> None:
-        for fd, _ in self.rules:
+        for fd in self.rules.fds:
             os.close(fd)
-        self.rules = ()
+        self.rules = confine.LandlockRules((), b"")
         for c in self.ready:  # the grader's ends of a handed-out child's pipes were closed at hand_out
             for fd in c.fds:
                 os.close(fd)
