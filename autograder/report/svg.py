@@ -18,22 +18,22 @@ def svg_markup(p) -> str:
     titles and colours, the texts), the numbers written as the pages write numbers
     (render.points: ``g``, no trailing zeros)."""
     e = escaped
+    # The parts are charts' named tuples, unpacked in their fields' order (faster than by name).
     label = e(p.label)
     cls = f' class="{e(p.css_class)}"' if p.css_class else ""
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {p.width:g} {p.height:g}" '
              f'width="{p.width:g}" height="{p.height:g}" role="img" aria-label="{label}" '
              f'font-family="system-ui,sans-serif" font-size="{e(p.font_size)}"{cls}><title>{label}</title>']
-    for r in p.rects:
-        edge = ' stroke="#c8c8c8" stroke-width="0.5"' if r.stroke else ""
-        end = "/>" if r.title is None else f"><title>{e(r.title)}</title></rect>"
-        parts.append(f'<rect x="{r.x:g}" y="{r.y:g}" width="{r.width:g}" height="{r.height:g}" '
-                     f'fill="{e(r.fill)}"{edge}{end}')
-    for ln in p.lines:
-        parts.append(f'<line x1="{ln.x1:g}" y1="{ln.y1:g}" x2="{ln.x2:g}" y2="{ln.y2:g}" stroke="#555"/>')
-    for t in p.texts:
-        at = f'transform="translate({t.x:g} {t.y:g}) rotate(-90)"' if t.rotate else f'x="{t.x:g}" y="{t.y:g}"'
-        anchor = f' text-anchor="{e(t.anchor)}"' if t.anchor != "start" else ""
-        parts.append(f'<text {at}{anchor} fill="{e(t.fill)}">{e(t.text)}</text>')
+    for x, y, width, height, fill, title, stroke in p.rects:
+        edge = ' stroke="#c8c8c8" stroke-width="0.5"' if stroke else ""
+        end = "/>" if title is None else f"><title>{e(title)}</title></rect>"
+        parts.append(f'<rect x="{x:g}" y="{y:g}" width="{width:g}" height="{height:g}" fill="{e(fill)}"{edge}{end}')
+    for x1, y1, x2, y2 in p.lines:
+        parts.append(f'<line x1="{x1:g}" y1="{y1:g}" x2="{x2:g}" y2="{y2:g}" stroke="#555"/>')
+    for x, y, words, anchor, fill, rotate in p.texts:
+        at = f'transform="translate({x:g} {y:g}) rotate(-90)"' if rotate else f'x="{x:g}" y="{y:g}"'
+        aligned = f' text-anchor="{e(anchor)}"' if anchor != "start" else ""
+        parts.append(f'<text {at}{aligned} fill="{e(fill)}">{e(words)}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
