@@ -349,7 +349,10 @@ def mistakes_made(graded: list[Student]) -> list[Mistake]:
     for s in graded:
         for e, m in s.marks.mistakes:
             who = made.setdefault(m, {}).setdefault(e, [])
-            if s not in who:
+            # Once each: a student's mistakes come one after another, so they are the last listed
+            # if they are there at all (``s not in who`` compared each with every one before:
+            # quadratic in the students who made the mistake, seconds for a few thousand).
+            if not who or who[-1] is not s:
                 who.append(s)
     out = []
     for m, where in made.items():
