@@ -18,12 +18,12 @@ def svg_markup(p) -> str:
     titles and colours, the texts), the numbers written as the pages write numbers
     (render.points: ``g``, no trailing zeros)."""
     e = escaped
-    # The parts are charts' named tuples, unpacked in their fields' order (faster than by name).
     label = e(p.label)
     cls = f' class="{e(p.css_class)}"' if p.css_class else ""
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {p.width:g} {p.height:g}" '
              f'width="{p.width:g}" height="{p.height:g}" role="img" aria-label="{label}" '
              f'font-family="system-ui,sans-serif" font-size="{e(p.font_size)}"{cls}><title>{label}</title>']
+    # The parts are charts' named tuples, unpacked in their fields' order (faster than by name).
     for x, y, width, height, fill, title, stroke in p.rects:
         edge = ' stroke="#c8c8c8" stroke-width="0.5"' if stroke else ""
         end = "/>" if title is None else f"><title>{e(title)}</title></rect>"
@@ -41,5 +41,5 @@ def svg_markup(p) -> str:
 def escaped(value) -> str:
     """``value`` as markupsafe.escape prints it. A plain string with nothing to escape (a
     number, a colour, most words: nearly every text of a picture) is that string itself, so
-    it is returned without making the Markup escape would: a third of a picture's time."""
+    it is returned without making the Markup escape would: that was a third of a picture's time."""
     return value if type(value) is str and _SPECIAL.search(value) is None else escape(value)
