@@ -20,6 +20,7 @@ value nested more than MAX_DEPTH deep) travels as ``$opaque`` and decodes as ``O
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -110,6 +111,11 @@ def _dtype(text) -> np.dtype | None:
     """The numeric dtype ``text`` names, or None: nothing else is even handed to numpy."""
     if not isinstance(text, str) or not _DTYPE.fullmatch(text):
         return None
+    return _numeric_dtype(text)
+
+
+@functools.cache  # a child sends a dtype with every array; the texts _DTYPE lets by are a few hundred
+def _numeric_dtype(text: str) -> np.dtype | None:
     try:
         dt = np.dtype(text)
     except (TypeError, ValueError):  # "i3", "f1": no such dtype
@@ -140,7 +146,10 @@ def _short(x) -> str:
 
 def _sizes(*values) -> bool:
     """Whether an array entry's offset, size and dimensions are counts: ints, none negative."""
-    return all(type(v) is int and v >= 0 for v in values)
+    for v in values:  # a loop, not all() over a generator: it runs for every array a child sends
+        if type(v) is not int or v < 0:
+            return False
+    return True
 
 
 def _to_json(x, arrays, depth):
@@ -198,11 +207,16 @@ def _from_json(doc, arrays, depth):
         return doc
     if t is int:
         return doc if doc.bit_length() <= MAX_INT_BITS else Malformed("an int of more bits than travel as a number")
-    if t is not dict or len(doc) not in (1, 2):
+    size = len(doc) if t is dict else 0
+    if size == 1:  # unpacked by its size, not as (tag, val), *rest: this runs for every value a child sends
+        [(tag, val)] = doc.items()
+        dtype = None
+    elif size == 2:
+        (tag, val), (key, dtype) = doc.items()
+        if tag != "$scalar" or key != "dtype":
+            return Malformed("a value of two keys that is not a scalar")
+    else:
         return Malformed("a bare JSON list or object where a tagged value belongs")
-    (tag, val), *rest = doc.items()
-    if rest and (tag != "$scalar" or rest[0][0] != "dtype"):
-        return Malformed("a value of two keys that is not a scalar")
     if tag in ("$array", "$bytes"):
         a = arrays.get(val) if type(val) is str else None
         if not isinstance(a, np.ndarray):
@@ -211,7 +225,7 @@ def _from_json(doc, arrays, depth):
             return a
         return a.tobytes() if a.dtype == np.uint8 and a.ndim == 1 else Malformed("$bytes of an array that is not bytes")
     if tag == "$scalar":
-        return _scalar(val, rest[0][1] if rest else None)
+        return _scalar(val, dtype)
     if tag in ("$rng", "$npint"):
         if type(val) is not int or val.bit_length() > 64:
             return Malformed(f"{tag} of something that is not a 64-bit int")

@@ -11,6 +11,8 @@ from urllib.parse import quote, unquote
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autograder import course
 from autograder.checks import compare, failed, returned
@@ -19,9 +21,11 @@ from autograder.crashes import NO_RESULT, Ended, clause
 from autograder.grade import grade, to_test_result, ungraded
 from autograder.misconceptions import OWN, WORDS, Audience, explain, explanations
 from autograder.names import file_stem
-from autograder.report.dashboard import Seen, mistake_meaning, write_dashboard
+from autograder.report.dashboard import Marks, Seen, Student, mistake_meaning, mistakes_made, write_dashboard
 from autograder.report.feedback import feedback_html, heatmap_svg, markdown, printed_once
 from autograder.report.index import find_dashboards, write_index
+from autograder.report.outcomes import OUTCOMES
+from autograder.report.render import environment
 from autograder.results import RESTARTED, CellEnd, CellProblem, Kind, Results, from_json
 from autograder.results import TestResult as Check
 from autograder.sandbox import ExerciseRun, SandboxResult
@@ -455,3 +459,38 @@ def test_each_sets_index_lists_every_set_graded_beside_it(graded_class, tmp_path
         assert "ps1: class dashboard" in page and "ps2: class dashboard" in page
     assert (notes / "index.html").read_text() == "mine"
     assert "href='index.html'>← all problem sets" in (out / "class.html").read_text()
+
+
+# What the roster's template computed for a student's badges before Student.caught did.
+ROSTER_CAUGHT = ('{{ (s.marks.mistakes | map(attribute="1") | reject("in", outcomes) | unique | sort)'
+                 ' | join("\\n") }}')
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([SDPA, "softmax"]), st.one_of(
+    st.sampled_from(sorted(OUTCOMES)), st.sampled_from(["mask_after_softmax", "Mask_After_Softmax", "b", "B_c"]),
+    st.text(st.characters(min_codepoint=48, max_codepoint=0x24f), min_size=1, max_size=6))), max_size=8))
+def test_a_students_catalogued_mistakes_are_what_the_roster_listed(mistakes):
+    s = Student("s", Marks(0, {}, tuple(mistakes), "full"))
+    listed = environment().from_string(ROSTER_CAUGHT).render(s=s, outcomes=OUTCOMES)
+    assert s.caught == (unescape(listed).split("\n") if listed else [])
+
+
+def listed_by_membership(graded: list[Student]) -> dict[str, dict[str, list[str]]]:
+    """Who made which mistake where, each listed once by ``not in`` (how mistakes_made listed them)."""
+    made: dict[str, dict[str, list[Student]]] = {}
+    for s in graded:
+        for e, m in s.marks.mistakes:
+            who = made.setdefault(m, {}).setdefault(e, [])
+            if s not in who:
+                who.append(s)
+    return {m: {e: [s.name for s in who] for e, who in where.items()} for m, where in made.items()}
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from([SDPA, "softmax"]), st.sampled_from(["b", "c", "raised"])),
+                         max_size=4), max_size=8))
+def test_each_student_is_listed_once_under_each_mistake_they_made(mistakes):
+    graded = [Student(f"s{i}", Marks(0, {}, tuple(ms), "full")) for i, ms in enumerate(mistakes)]
+    assert {m.key: {e: [s.name for s in who] for e, who in m.where.items()} for m in mistakes_made(graded)} \
+        == listed_by_membership(graded)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autograder import misconceptions
 from autograder.checks import Call, Check, Fail, Spec, compare, failed, matches_reference, raised, returned, run_judge
@@ -326,3 +328,27 @@ def test_a_mistake_named_in_an_exercise_that_calls_its_function_is_marked_inheri
         results = grade(path, "ps1", sandbox=sandbox, student="ada")
     named = {(t.exercise, t.finding.inherited) for t in results.tests if t.misconception == "softmax_divides_by_max"}
     assert ("softmax", False) in named and ("raw_self_attention", True) in named, named
+
+
+
+def first_exercise_tag(tags: list[str]) -> str:
+    """What ``TestResult.exercise`` was written as before it became a loop (the reference)."""
+    return next(t.split(":", 1)[1] for t in tags if t.startswith("exercise:"))
+
+
+TAGS = st.lists(st.one_of(st.text(max_size=12), st.sampled_from(["exercise:", "misconception:", "exercise"]).flatmap(
+    lambda prefix: st.text(max_size=12).map(lambda rest: prefix + rest))), max_size=5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TAGS, st.text(max_size=12), st.integers(0, 5))
+def test_a_tests_exercise_is_what_its_first_exercise_tag_names(tags, name, at):
+    tags = tags[:at] + [f"exercise:{name}"] + tags[at:]
+    assert results_file.TestResult("n", 0, 1, "failed", "", "visible", tags).exercise == first_exercise_tag(tags)
+
+
+@settings(max_examples=100, deadline=None)
+@given(TAGS.map(lambda tags: [t for t in tags if not t.startswith("exercise:")]))
+def test_a_test_without_an_exercise_tag_raises_as_before(tags):
+    with pytest.raises(StopIteration):
+        _ = results_file.TestResult("n", 0, 1, "failed", "", "visible", tags).exercise

@@ -6,10 +6,11 @@ import xml.etree.ElementTree as ET
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from markupsafe import Markup, escape
 
 from autograder.report import charts
 from autograder.report.render import compiled_cache, environment
-from autograder.report.svg import svg_markup
+from autograder.report.svg import escaped, svg_markup
 
 SVG = "{http://www.w3.org/2000/svg}"
 HOSTILE = "</title><script>alert(1)</script>&amp;\"'"
@@ -36,6 +37,19 @@ def test_every_text_comes_back_as_written(text):
     assert (root.find(f"{SVG}title").text or "") == text and titles(root) == [text]
     assert [r.get("fill") for r in root.iter(f"{SVG}rect")] == ["#fff", text]
     assert [t.text or "" for t in root.iter(f"{SVG}text")] == [text, text]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text() | st.text("&<>'\"0123456789.#abc -"))
+def test_escaped_is_markupsafes_escape_of_any_text(text):
+    """The shortcut for text with nothing to escape prints what escape would, for any text."""
+    assert escaped(text) == str(escape(text))
+
+
+@pytest.mark.parametrize("value", [11, 0.5, None, Markup("<b>&amp;</b>"), Markup("plain")])
+def test_escaped_is_markupsafes_escape_of_what_is_not_a_plain_string(value):
+    """A number, None or markup already made goes through escape itself, as before."""
+    assert escaped(value) == str(escape(value))
 
 
 def test_a_hostile_text_makes_no_tag():

@@ -11,6 +11,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from autograder import wire
 from autograder.wire import MAX_DEPTH, MAX_HEADER, MAX_INT_BITS, MAX_ITEMS, Malformed, NpInt, Opaque, Rng
@@ -464,3 +466,46 @@ def test_decoding_builds_no_object_whatever_the_tags_say():
     doc = {"$list": [{"$opaque": "Student"}, {"$pickle": "x"}, {"$dict": {"__class__": {"$opaque": "type"}}}]}
     got = wire.decode(frame(doc))
     assert got == [Opaque("Student"), MALFORMED, {"__class__": Opaque("type")}]
+
+
+# ---------------------------------------------------------------- what decode reads, checked on generated frames
+
+def numeric_dtype(text: str) -> np.dtype | None:
+    """The dtype numpy reads ``text`` as, when it is one decode accepts (built afresh: no cache)."""
+    if not wire._DTYPE.fullmatch(text):
+        return None
+    try:
+        dt = np.dtype(text)
+    except (TypeError, ValueError):
+        return None
+    return dt if dt.kind in "biuf" else None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.from_regex(r"[<>|=]?[biufcOSUV][0-9]{1,2}", fullmatch=True) | st.text(max_size=4))
+def test_an_array_entrys_dtype_is_what_numpy_reads_each_time_it_is_asked(text):
+    assert [wire._dtype(text), wire._dtype(text)] == [numeric_dtype(text)] * 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.integers(-3, 2**70), st.booleans(), st.floats(), st.none(), st.text(max_size=2)),
+                max_size=6))
+def test_an_array_entrys_sizes_are_counts_only_when_all_are_non_negative_ints(values):
+    assert wire._sizes(*values) is all(type(v) is int and v >= 0 for v in values)
+
+
+TWO_KEYS = st.sampled_from(["$scalar", "dtype", "$array", "type", "$list"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(TWO_KEYS, TWO_KEYS, st.one_of(st.integers(-300, 300), st.floats(allow_nan=False), st.booleans()),
+       st.sampled_from(["<f8", "<f2", "|u1", "<i8", "|b1", "x"]))
+def test_a_value_of_two_keys_reads_only_as_a_scalar_then_its_dtype(first, second, value, dtype):
+    assume(first != second)
+    got = wire.decode(frame({first: value, second: dtype}))
+    if (first, second) != ("$scalar", "dtype"):
+        assert got == MALFORMED
+    else:
+        with np.errstate(over="ignore"):
+            expected = wire._scalar(value, dtype)
+        assert type(got) is type(expected) and got == expected

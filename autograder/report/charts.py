@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .render import plural
 
@@ -22,8 +23,9 @@ def text_width(text: str, size: float) -> float:
     return len(text) * size * EM
 
 
-@dataclass(frozen=True)
-class Rect:
+# The parts are named tuples, not frozen dataclasses: a page makes hundreds of cells, and a
+# frozen dataclass sets each field through object.__setattr__, three times what a tuple takes.
+class Rect(NamedTuple):
     x: float
     y: float
     width: float
@@ -33,8 +35,7 @@ class Rect:
     stroke: bool = False  # a thin grey edge (a heatmap's cells, the colour scale)
 
 
-@dataclass(frozen=True)
-class Text:
+class Text(NamedTuple):
     x: float
     y: float
     text: str
@@ -43,8 +44,7 @@ class Text:
     rotate: bool = False  # read upwards, turned about (x, y)
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):
     x1: float
     y1: float
     x2: float

@@ -128,6 +128,19 @@ class Student:
     def broken(self) -> bool:
         return any(f.kind in BROKEN for f in self.flags)
 
+    @property
+    def caught(self) -> list[str]:
+        """The catalogued mistakes the roster shows beside the flags, not the outcomes (the
+        flags say those): each once and sorted, ignoring case (as Jinja's unique and sort,
+        which the roster used, compare)."""
+        if self.marks is None:
+            return []
+        once: dict[str, str] = {}
+        for _, m in self.marks.mistakes:
+            if m not in OUTCOMES:
+                once.setdefault(m.lower(), m)
+        return sorted(once.values(), key=str.lower)
+
 
 def flags_of(results: Results) -> list[Flag]:
     """What is wrong with a submission beyond its mistakes, each with one line of why; one
@@ -336,7 +349,10 @@ def mistakes_made(graded: list[Student]) -> list[Mistake]:
     for s in graded:
         for e, m in s.marks.mistakes:
             who = made.setdefault(m, {}).setdefault(e, [])
-            if s not in who:
+            # Once each: a student's mistakes come one after another, so they are the last listed
+            # if they are there at all (``s not in who`` compared each with every one before:
+            # quadratic in the students who made the mistake, seconds for a few thousand).
+            if not who or who[-1] is not s:
                 who.append(s)
     out = []
     for m, where in made.items():
@@ -393,7 +409,7 @@ def dashboard_html(summary: BatchSummary, students: list[Student], maps: dict[st
                   histogram=charts.histogram(scores, summary.max_score), bars=bars,
                   mistakes=mistakes_made(graded_ones),
                   averages=[m for m in (class_average_maps(maps.get(e), e) for e in exercises) if m is not None],
-                  settings=settings, outcomes=OUTCOMES)
+                  settings=settings)
 
 
 def write_dashboard(out: Path, summary: BatchSummary, rows: list[StudentRow], failures: list[Failure] = (), *,
