@@ -75,9 +75,10 @@ def grade_snapshot(snap: Snapshot, assignment: str, *, sandbox, student: str, ti
                             started=started, visible_only=visible_only), None
     if snap.name in ("", ".", "..") or "/" in snap.name or "\0" in snap.name:
         raise GraderError(f"not a file name: {snap.name!r}")  # quoted in the results as the file's name: never a path
-    results = grade_loaded(submission.parse(Path(snap.name), snap.data), assignment, sandbox=sandbox,
-                           student=student, timeout=timeout, started=started, visible_only=visible_only)
-    other = looks_like(snap.data, Path(snap.name).suffix, assignment)
+    sub = submission.parse(Path(snap.name), snap.data)
+    results = grade_loaded(sub, assignment, sandbox=sandbox, student=student, timeout=timeout, started=started,
+                           visible_only=visible_only)
+    other = looks_like(snap.data, Path(snap.name).suffix, assignment, sub.notebook)
     if other is None:
         return results, None
     results.problems.insert(0, other_set_line(other[0], other[1], assignment))

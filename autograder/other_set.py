@@ -10,15 +10,16 @@ from .assignments import ASSIGNMENTS, exercises
 _DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)", re.M)
 
 
-def looks_like(data: bytes, suffix: str, assignment: str) -> tuple[str, list[str]] | None:
+def looks_like(data: bytes, suffix: str, assignment: str, notebook: dict | None = None
+               ) -> tuple[str, list[str]] | None:
     """(the problem set, its exercises found) when the submission names more exercises of
     another problem set than of ``assignment`` (a function it defines, or a notebook's graded
-    cell), e.g. a ps2 notebook handed in for ps1; None otherwise. Reads, never runs."""
-    text = data.decode("utf-8-sig", "replace")
+    cell), e.g. a ps2 notebook handed in for ps1; None otherwise. Reads, never runs.
+    ``notebook``: the notebook's JSON, where the grader has parsed it already (Submission.notebook)."""
     named: set[str] = set()
     if suffix == ".ipynb":
         try:
-            nb = json.loads(text)
+            nb = notebook if notebook is not None else json.loads(data.decode("utf-8-sig", "replace"))
         except (ValueError, RecursionError):
             return None
         cells = nb.get("cells") if isinstance(nb, dict) else None
@@ -33,7 +34,7 @@ def looks_like(data: bytes, suffix: str, assignment: str) -> tuple[str, list[str
             if isinstance(meta, dict) and meta.get("grade") and isinstance(meta.get("grade_id"), str):
                 named.add(meta["grade_id"])
     else:
-        named.update(_DEF.findall(text))
+        named.update(_DEF.findall(data.decode("utf-8-sig", "replace")))
     # Shares, not counts: a file with every problem set's answers names all six of ps4's and
     # all five of ps2's, and is a ps2 submission as much as a ps4 one.
     mine = len(named & set(exercises(assignment))) / len(exercises(assignment))

@@ -61,6 +61,9 @@ class Submission:
     code: list[bytes] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # one line each, shown to the student
     dropped: int = 0  # problems beyond MAX_PROBLEMS, counted only
+    # A notebook's JSON as parsed here, when it holds a list of cells: other_set.py reads its
+    # cells too, rather than parse the file a second time.
+    notebook: dict | None = field(default=None, repr=False, compare=False)
 
     def add(self, source: str, label: str) -> None:
         """Keep a cell; raises SyntaxError (or ValueError) and keeps nothing if it does not compile."""
@@ -327,6 +330,7 @@ def _notebook_cells(text: str, sub: Submission, name: str) -> list[tuple[int, st
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         sub.problem(f"{name} is not a Jupyter notebook (no list of cells)")
         return []
+    sub.notebook = nb
     if nb.get("nbformat") != 4 or type(nb.get("nbformat")) is not int:
         shown = nb.get("nbformat") if type(nb.get("nbformat")) in (int, float) else "unknown"
         sub.problem(f"{name} has notebook format {shown}; only format 4 is read, so it was read as well as possible")

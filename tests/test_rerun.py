@@ -378,6 +378,20 @@ def test_a_notebook_of_the_set_graded_is_not_called_out(first_run):
     assert looks_like(ps3, ".ipynb", "ps2")[0] == "ps3"
 
 
+NOTEBOOKS = sorted([*(ROOT / "assignments").glob("ps*/ps*.ipynb"), *(ROOT / "tests").rglob("*.ipynb")])
+
+
+@pytest.mark.parametrize("graded_as", sorted(ASSIGNMENTS))
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_other_set_is_told_the_same_from_the_notebook_the_grader_parsed(path, graded_as):
+    """graded.py hands looks_like the notebook submission.parse read (Submission.notebook)
+    rather than have it parse the file again: what it finds is the same either way."""
+    from autograder.submission import parse
+
+    data = path.read_bytes()
+    assert looks_like(data, ".ipynb", graded_as, parse(path, data).notebook) == looks_like(data, ".ipynb", graded_as)
+
+
 @pytest.mark.parametrize("case", ["a file", "another assignment's submissions"])
 def test_a_mistyped_class_folder_exits_2_with_one_line(tmp_path, capsys, case):
     root = tmp_path / "class"
