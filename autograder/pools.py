@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import ctypes
 import gc
-import multiprocessing
 import os
+import pickle
+import select
 import signal
+from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from . import prestart
-from .errors import GraderError, failure_text
+from .errors import failure_text
 from .sandbox.confine import PR_SET_PDEATHSIG
 from .tasks import Job, Outcome, RunSettings, grade_task, store, task_for
 
@@ -40,26 +42,6 @@ class Pool(Protocol):
 
 _sandbox = None
 _hide: list[str] = []
-_launched: list = []  # the batch's own launches (Sandbox), one per worker: set before the fork
-
-
-def _start_worker(hide: list[str], taken) -> None:
-    global _hide, _sandbox
-    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a worker dies with the batch, even when SIGKILLed
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the batch's to handle
-    _hide = hide
-    with taken.get_lock():  # each worker its own of the sandboxes launched before the fork
-        mine = taken.value
-        taken.value += 1
-    for i, launched in enumerate(_launched):
-        if i == mine:
-            _sandbox = launched
-        else:
-            launched.hand_over()  # another worker's socket: the zygote must see that worker end, not wait for this one
-    try:
-        _worker_sandbox()
-    except GraderError:
-        pass  # each student tries again, and a failure is reported as theirs to regrade
 
 
 def _worker_sandbox():
@@ -78,21 +60,86 @@ def _grade_one(job: Job, settings: RunSettings) -> Outcome:
         return Outcome(job.entry.student, failure=failure_text(e))
 
 
+@dataclass
+class _Worker:
+    """The batch's end of one worker process: the pipe it is told its students on (their
+    places in the list it was forked with, 4 bytes each), the pipe it answers on (each
+    Outcome pickled, after 8 bytes of length), and whom it has been told and not answered."""
+    pid: int
+    to: int  # write: the next students' places
+    back: int  # read: the outcomes
+    told: deque = field(default_factory=deque)
+    buf: bytearray = field(default_factory=bytearray)
+
+    def close(self) -> None:
+        for fd in (self.to, self.back):
+            if fd >= 0:
+                os.close(fd)
+        self.to = self.back = -1
+
+
+def _serve(todo: list[Job], settings: RunSettings, told: int, back: int) -> None:
+    """A worker process: grade each student it is told, answer with their Outcome, end at
+    the end of its pipe. Never returns."""
+    try:
+        while True:
+            place = _read_exactly(told, 4)
+            if place is None:
+                break
+            k = int.from_bytes(place, "big")
+            try:
+                outcome = _grade_one(todo[k], settings)
+            except BaseException as e:  # noqa: BLE001 - not even a failure could be made: say so, as the grader's
+                outcome = Outcome(todo[k].entry.student, failure=f"the grading worker failed ({type(e).__name__})")
+            blob = pickle.dumps((k, outcome), protocol=pickle.HIGHEST_PROTOCOL)
+            _write_all(back, len(blob).to_bytes(8, "big") + blob)
+    finally:
+        os._exit(0)
+
+
+def _read_exactly(fd: int, n: int) -> bytes | None:
+    data = b""
+    while len(data) < n:
+        chunk = os.read(fd, n - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _how(status: int) -> str:
+    """A worker's end, in a few words, from its wait status."""
+    if os.WIFSIGNALED(status):
+        return f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
+    return f"exit code {os.waitstatus_to_exitcode(status)}"
+
+
 class LocalPool:
-    """Worker processes on this machine, forked from the batch (so they die with it), each
-    owning one sandbox and writing its students' files itself."""
+    """Worker processes on this machine, forked from the batch with the list of students (so
+    they die with it), each owning a socket on the batch's zygote and writing its students'
+    files itself. The batch tells each worker its next students and reads their outcomes
+    back on a pair of pipes, in this one thread: no executor, no queue, no thread of its own."""
+
+    AHEAD = 2  # students told to a worker at once: the next one waits in its pipe while it grades
 
     def __init__(self, jobs: int | None = None, launched: list | None = None):
         self.requested = jobs
         self.jobs = 0
-        self.pool: ProcessPoolExecutor | None = None
-        self.futures: dict = {}
+        self.todo: list[Job] = []
+        self.waiting: deque = deque()  # places of the students no worker has been told yet
+        self.workers: list[_Worker] = []
         # The sandboxes launched in this process, one per worker (``launched``: already, by
-        # the command line, before it imported the grader): this process reaps their zygotes.
+        # the command line, before it imported the grader): this process reaps their zygote.
         self.zygotes: list = list(launched or [])
+        self.frozen = False
 
     def start(self, todo: list[Job], settings: RunSettings) -> None:
-        global _launched
         self.jobs = max(1, min(self.requested or os.cpu_count() or 1, len(todo) or 1))
         if not todo:
             return
@@ -103,7 +150,6 @@ class LocalPool:
             self.zygotes = prestart.sandboxes(self.jobs, list(settings.hide))
         for extra in self.zygotes[self.jobs:]:  # launched for more workers than there are students:
             extra.hand_over()  # the zygote drops that client, unused; close() reaps it with the others
-        _launched = self.zygotes[:self.jobs]
         from .grade import load_for
         from .report.render import compile_all
 
@@ -118,35 +164,113 @@ class LocalPool:
         # still busy or in the dashboard's time at the end, once the reference was loaded here),
         # nor, in a worker, writes to the pages it shares with this one.
         gc.freeze()
-        context = multiprocessing.get_context("fork")  # not 3.14's forkserver
-        self.pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_start_worker,
-                                        initargs=(list(settings.hide), context.Value("i", 0)), mp_context=context)
-        try:
-            # Every worker is forked by the first submit (fork start method).
-            self.futures = {self.pool.submit(_grade_one, job, settings): job for job in todo}
-        finally:
-            _launched = []
-            for sandbox in self.zygotes:
-                sandbox.hand_over()  # the workers hold their sockets now; this process only reaps
+        self.frozen = True
+        self.todo, self.waiting = todo, deque(range(len(todo)))
+        mine = self.zygotes[:self.jobs]
+        for i in range(self.jobs):
+            self.workers.append(self._fork(i, mine, settings))
+        for sandbox in self.zygotes:
+            sandbox.hand_over()  # the workers hold their sockets now; this process only reaps
+        for worker in self.workers:
+            self._tell(worker)
+
+    def _fork(self, i: int, sandboxes: list, settings: RunSettings) -> _Worker:
+        told_r, told_w = os.pipe()
+        back_r, back_w = os.pipe()
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            global _sandbox, _hide
+            try:
+                ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # it dies with the batch, even SIGKILLed
+                if os.getppid() != parent:  # the batch died before the line above
+                    os._exit(1)
+                signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the batch's to handle
+                for other in self.workers:  # another worker's pipes: its ends must be its own and the batch's only
+                    other.close()
+                os.close(told_w)
+                os.close(back_r)
+                _hide = list(settings.hide)
+                for j, sandbox in enumerate(sandboxes):
+                    if j == i:
+                        _sandbox = sandbox
+                    else:
+                        sandbox.hand_over()  # another worker's socket: the zygote must see that worker end
+                try:
+                    _worker_sandbox()
+                except Exception:  # noqa: BLE001 - each student tries again, and a failure is reported as theirs to regrade
+                    pass
+            except BaseException:  # noqa: BLE001 - a worker must never return into the batch's code
+                os._exit(1)
+            _serve(self.todo, settings, told_r, back_w)
+        os.close(told_r)
+        os.close(back_w)
+        return _Worker(pid, told_w, back_r)
+
+    def _tell(self, worker: _Worker) -> None:
+        """Tell ``worker`` students until it has AHEAD, or none waits."""
+        places = []
+        while self.waiting and len(worker.told) < self.AHEAD:
+            k = self.waiting.popleft()
+            worker.told.append(k)
+            places.append(k.to_bytes(4, "big"))
+        if places:
+            try:
+                _write_all(worker.to, b"".join(places))
+            except OSError:
+                pass  # it has ended: its pipe's end says so to outcomes(), which hands them to the others
 
     def outcomes(self) -> Iterator[tuple[Job, Outcome]]:
-        for future in as_completed(self.futures):
-            job = self.futures[future]
-            try:
-                outcome = future.result()
-            except Exception as e:  # noqa: BLE001 - a worker died (BrokenProcessPool): the grader's failure
-                outcome = Outcome(job.entry.student, failure=f"a grading worker died ({failure_text(e)})")
-            yield job, outcome
+        while any(w.told for w in self.workers):
+            ready, _, _ = select.select([w.back for w in self.workers if w.told], [], [])
+            for worker in [w for w in self.workers if w.back in ready]:
+                chunk = os.read(worker.back, 1 << 20)
+                if not chunk:
+                    yield from self._lost(worker)
+                    continue
+                worker.buf += chunk
+                while len(worker.buf) >= 8 and len(worker.buf) >= 8 + int.from_bytes(worker.buf[:8], "big"):
+                    n = int.from_bytes(worker.buf[:8], "big")
+                    k, outcome = pickle.loads(worker.buf[8:8 + n])
+                    del worker.buf[:8 + n]
+                    worker.told.remove(k)
+                    self._tell(worker)
+                    yield self.todo[k], outcome
+
+    def _lost(self, worker: _Worker) -> Iterator[tuple[Job, Outcome]]:
+        """A worker ended with students it was told: the one it was grading is the grader's
+        failure (a re-run grades them); the others go to the workers left, or, with none
+        left, are failures too."""
+        _, status = os.waitpid(worker.pid, 0)
+        worker.pid = 0
+        worker.close()
+        told, worker.told = list(worker.told), deque()
+        self.workers.remove(worker)
+        why = f"a grading worker died ({_how(status)})"
+        yield self.todo[told[0]], Outcome(self.todo[told[0]].entry.student, failure=why)
+        self.waiting.extendleft(reversed(told[1:]))
+        for other in self.workers:
+            self._tell(other)
+        if not self.workers:
+            while self.waiting:
+                k = self.waiting.popleft()
+                yield self.todo[k], Outcome(self.todo[k].entry.student, failure=why)
 
     def close(self, cancel: bool = False) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=not cancel, cancel_futures=cancel)  # Ctrl-C: stop now; a re-run resumes
-            self.pool = None
+        for worker in self.workers:
+            if cancel:  # Ctrl-C: stop now; a re-run resumes
+                os.kill(worker.pid, signal.SIGKILL)
+            worker.close()  # the end of its pipe: it ends once its student is written
+        for worker in self.workers:
+            os.waitpid(worker.pid, 0)
+        self.workers = []
         if not cancel:  # the workers are gone, so are the zygote's sockets: it ends, and is reaped here
             for sandbox in self.zygotes:
                 sandbox.close()
         self.zygotes = []
-        gc.unfreeze()  # a process that goes on (a test, a server) collects as before
+        if self.frozen:
+            gc.unfreeze()  # a process that goes on (a test, a server) collects as before
+            self.frozen = False
 
     def describe(self) -> dict[str, str]:
         return {"worker processes": str(self.jobs)}

@@ -71,11 +71,19 @@ def sandboxes(n: int, hide: list[str]) -> list:
     with a socket for each worker. Where the launch fails, none: each worker then launches its
     own, and its failure, whatever it is, is reported per student as the grader's, never as a
     grade, and never ends the batch."""
-    from .sandbox import Sandbox, launch
+    from .sandbox import launch
 
     try:
-        return [Sandbox(launched=launched) for launched in launch.shared(n, hide)]
+        launched = launch.shared(n, hide)
     except Exception:  # noqa: BLE001 - said per student by the worker that tries again
+        return []
+    try:
+        from .sandbox import Sandbox  # after the launch: handle.py's imports would delay it
+
+        return [Sandbox(launched=one) for one in launched]
+    except Exception:  # noqa: BLE001 - as above
+        for one in launched:
+            launch.end(one.proc, one.sock, one.peers)
         return []
 
 
