@@ -224,7 +224,7 @@ def one_student(tmp_path):
 
 
 def break_grader(monkeypatch, how):
-    """Workers are forked from this process (batch.py pins the start method), so they inherit the patch."""
+    """Workers are forked from this process (pools.LocalPool forks them itself), so they inherit the patch."""
     import autograder.grade
     import autograder.sandbox
 
