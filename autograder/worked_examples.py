@@ -25,8 +25,46 @@ from .errors import GraderError
 
 
 def call_key(call) -> str:
-    """A fingerprint of a call's function and inputs."""
-    return hashlib.sha256(wire.encode([call.func, list(call.args), call.kwargs])).hexdigest()[:24]
+    """A fingerprint of a call's function and inputs: a digest of their wire frame."""
+    exact = inputs_exactly((call.func, call.args, call.kwargs))
+    key = _KEYS.get(exact) if exact is not None else None
+    if key is None:
+        key = hashlib.sha256(wire.encode([call.func, list(call.args), call.kwargs])).hexdigest()[:24]
+        if exact is not None and len(_KEYS) < MAX_KEYS:
+            _KEYS[exact] = key
+    return key
+
+
+# The visible calls are the same for every student: each one's key is made once per process,
+# found again by its inputs exactly (a frame to make and hash cost a fifth of a millisecond a
+# submission). Bounded: a course has tens of visible calls.
+MAX_KEYS = 4096
+_KEYS: dict = {}
+
+
+def inputs_exactly(x):
+    """A hashable stand-in for ``x`` that equals another's only where their wire frames are the
+    same (every type and dtype, shape and byte kept), or None for what it does not cover,
+    whose key is then made from the frame each time."""
+    t = type(x)
+    if x is None or t is str or t is int or t is bool:
+        return t, x
+    if t is float:
+        return t, x.hex()  # -0.0 apart from 0.0; every nan as one, as its frame writes it
+    if t is np.ndarray and x.dtype.kind in "biuf":  # what a frame carries by its bytes
+        return t, x.dtype.str, x.shape, x.tobytes()
+    if t is tuple or t is list:
+        items = tuple(inputs_exactly(v) for v in x)
+        return None if None in items else (t, items)
+    if t is dict:
+        items = tuple((k, inputs_exactly(v)) for k, v in x.items())
+        return None if any(v is None or type(k) is not str for k, v in items) else (t, items)
+    if t is wire.Rng or t is wire.NpInt:  # NpInt(True) equals NpInt(1); their frames differ
+        inner = inputs_exactly(x.seed if t is wire.Rng else x.value)
+        return None if inner is None else (t, inner)
+    if isinstance(x, np.generic):
+        return t, x.dtype.str, x.tobytes()
+    return None
 
 
 def table_path() -> Path:
