@@ -116,7 +116,11 @@ def _write_all(fd: int, data: bytes) -> None:
 def _how(status: int) -> str:
     """A worker's end, in a few words, from its wait status."""
     if os.WIFSIGNALED(status):
-        return f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
+        number = os.WTERMSIG(status)
+        try:
+            return f"killed by {signal.Signals(number).name}"
+        except ValueError:  # a real-time signal, which has no name
+            return f"killed by signal {number}"
     return f"exit code {os.waitstatus_to_exitcode(status)}"
 
 
