@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -42,18 +43,29 @@ def grader_version() -> str:
 
     package = Path(__file__).resolve().parent
     chosen = course.current()
-    solutions = reference.solutions_dir()
-    files = [(f"autograder/{p.relative_to(package)}", p) for p in package.rglob("*")
-             if p.suffix in (".py", ".json") and "__pycache__" not in p.parts
-             and p.relative_to(package).parts[0] not in NEVER_GRADES]
-    files += [(f"{chosen.name}/{p.relative_to(chosen.package_dir)}", p) for p in chosen.package_dir.rglob("*")
-              if p.suffix in (".py", ".json") and "__pycache__" not in p.parts]
-    files += [(f"solutions/{p.relative_to(solutions)}", p) for p in solutions.rglob("*.py")
-              if "__pycache__" not in p.parts]
+    files = [*sources(package, "autograder", (".py", ".json"), NEVER_GRADES),
+             *sources(chosen.package_dir, chosen.name, (".py", ".json")),
+             *sources(reference.solutions_dir(), "solutions", (".py",))]
     digest = hashlib.sha256(f"numpy {numpy.__version__}\0".encode())
     for name, path in sorted(files):
         digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
+
+
+def sources(root: Path, name: str, suffixes: tuple[str, ...], skip: tuple[str, ...] = ()) -> list[tuple[str, Path]]:
+    """The files under ``root`` whose names end in one of ``suffixes``, each with its path as
+    ``name/...``: no ``__pycache__`` folder is walked (a checkout's holds hundreds of files, the
+    grade-batch start waited for their listing), nor a top-level folder in ``skip``."""
+    found = []
+    for folder, dirs, names in os.walk(root):
+        top = folder == str(root)
+        dirs[:] = [d for d in dirs if d != "__pycache__" and not (top and d in skip)]
+        rel = os.path.relpath(folder, root)
+        for file in names:
+            path = Path(folder, file)
+            if path.suffix in suffixes:
+                found.append((f"{name}/{file}" if rel == "." else f"{name}/{rel}/{file}", path))
+    return found
 
 
 def record_key(student: str, assignment: str, submission: str, grader: str, timeout: float,

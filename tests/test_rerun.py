@@ -406,3 +406,26 @@ def test_a_mistyped_class_folder_exits_2_with_one_line(tmp_path, capsys, case):
     err = capsys.readouterr().err
     assert code == 2 and len(err.splitlines()) == 1 and expect in err
     assert not (tmp_path / "out").exists()
+
+
+def _rglob_sources(root: Path, name: str, suffixes: tuple[str, ...], skip: tuple[str, ...] = ()) -> list:
+    """What regrade.sources lists, as pathlib's rglob finds it (how grader_version listed them before)."""
+    return [(f"{name}/{p.relative_to(root)}", p) for p in root.rglob("*")
+            if p.is_file() and p.suffix in suffixes and "__pycache__" not in p.relative_to(root).parts
+            and p.relative_to(root).parts[0] not in skip]
+
+
+@pytest.mark.parametrize("root", ["autograder", "attention_course", "solutions"])
+def test_the_grader_versions_files_are_those_a_full_listing_finds(root):
+    assert sorted(regrade.sources(ROOT / root, root, (".py", ".json"), regrade.NEVER_GRADES)) == \
+        sorted(_rglob_sources(ROOT / root, root, (".py", ".json"), regrade.NEVER_GRADES))
+
+
+def test_the_grader_versions_listing_skips_only_caches_and_the_folders_named(tmp_path):
+    for rel in ["a.py", "b.json", "c.txt", "..py", ".hidden.py", "x/y.py", "x/__pycache__/y.cpython-311.pyc",
+                "__pycache__/z.py", "skip/s.py", "x/skip/kept.py", "deep/er/still.json", "noext"]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    listed = sorted(regrade.sources(tmp_path, "p", (".py", ".json"), ("skip",)))
+    assert listed == sorted(_rglob_sources(tmp_path, "p", (".py", ".json"), ("skip",)))
+    assert ("p/x/skip/kept.py", tmp_path / "x" / "skip" / "kept.py") in listed
