@@ -252,6 +252,8 @@ class Zygote:
         return c
 
     def hand_out(self, sock: socket.socket) -> None:
+        if not self.ready:  # another client took the one forked ahead: fork one now, a uid freed first if need be
+            self.prepare(1)
         c = self.ready.pop(0) if self.ready else self.spawn()
         c.client = sock.fileno()
         self.children[c.id] = c
