@@ -117,7 +117,8 @@ def whose(e: Ended, *, signals_refused: bool) -> Whose:
     return Whose.GRADER if signals_refused else Whose.STUDENT
 
 
-def _signal_name(number: int) -> str:
+def signal_name(number: int) -> str:
+    """A signal's name (SIGKILL), or its number where it has none (a real-time signal)."""
     try:
         return signal.Signals(number).name
     except ValueError:
@@ -135,9 +136,9 @@ def clause(e: Ended) -> str:
         return "used more CPU time than the limit and was killed"
     if e.kind == "crash":
         return (f"crashed the Python process that was running it ({_CRASH_SIGNALS[e.code]}, "
-                f"{_signal_name(e.code)})")
+                f"{signal_name(e.code)})")
     if e.kind == "signal":
-        return f"stopped the Python process that was running it (it was killed by {_signal_name(e.code)})"
+        return f"stopped the Python process that was running it (it was killed by {signal_name(e.code)})"
     return ("stopped the Python process that was running it: it ended the process itself (os._exit), "
             "crashed it, or used more memory than the limit")
 

@@ -71,14 +71,13 @@ def grade_snapshot(snap: Snapshot, assignment: str, *, sandbox, student: str, ti
     if snap.data is None:  # the grader says why, in the results, as for any submission
         sub = submission.Submission(Path(snap.name))
         sub.problem(snap.problem or "it could not be read")
-        return grade_loaded(sub, assignment, sandbox=sandbox, student=student, timeout=timeout,
-                            started=started, visible_only=visible_only), None
-    if snap.name in ("", ".", "..") or "/" in snap.name or "\0" in snap.name:
+    elif snap.name in ("", ".", "..") or "/" in snap.name or "\0" in snap.name:
         raise GraderError(f"not a file name: {snap.name!r}")  # quoted in the results as the file's name: never a path
-    sub = submission.parse(Path(snap.name), snap.data)
+    else:
+        sub = submission.parse(Path(snap.name), snap.data)
     results = grade_loaded(sub, assignment, sandbox=sandbox, student=student, timeout=timeout, started=started,
                            visible_only=visible_only)
-    other = looks_like(snap.data, Path(snap.name).suffix, assignment, sub.notebook)
+    other = None if snap.data is None else looks_like(snap.data, Path(snap.name).suffix, assignment, sub.notebook)
     if other is None:
         return results, None
     results.problems.insert(0, other_set_line(other[0], other[1], assignment))

@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Protocol
 
 from . import prestart
+from .crashes import signal_name
 from .errors import failure_text
 from .sandbox.confine import PR_SET_PDEATHSIG
+from .sandbox.protocol import write_all
 from .tasks import Job, Outcome, RunSettings, grade_task, store, task_for
 
 
@@ -92,7 +94,7 @@ def _serve(todo: list[Job], settings: RunSettings, told: int, back: int) -> None
             except BaseException as e:  # noqa: BLE001 - not even a failure could be made: say so, as the grader's
                 outcome = Outcome(todo[k].entry.student, failure=f"the grading worker failed ({type(e).__name__})")
             blob = pickle.dumps((k, outcome), protocol=pickle.HIGHEST_PROTOCOL)
-            _write_all(back, len(blob).to_bytes(8, "big") + blob)
+            write_all(back, len(blob).to_bytes(8, "big") + blob)
     finally:
         os._exit(0)
 
@@ -107,20 +109,10 @@ def _read_exactly(fd: int, n: int) -> bytes | None:
     return data
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
 def _how(status: int) -> str:
     """A worker's end, in a few words, from its wait status."""
     if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        try:
-            return f"killed by {signal.Signals(number).name}"
-        except ValueError:  # a real-time signal, which has no name
-            return f"killed by signal {number}"
+        return f"killed by {signal_name(os.WTERMSIG(status))}"
     return f"exit code {os.waitstatus_to_exitcode(status)}"
 
 
@@ -220,7 +212,7 @@ class LocalPool:
             places.append(k.to_bytes(4, "big"))
         if places:
             try:
-                _write_all(worker.to, b"".join(places))
+                write_all(worker.to, b"".join(places))
             except OSError:
                 pass  # it has ended: its pipe's end says so to outcomes(), which hands them to the others
 
@@ -233,8 +225,10 @@ class LocalPool:
                     yield from self._lost(worker)
                     continue
                 worker.buf += chunk
-                while len(worker.buf) >= 8 and len(worker.buf) >= 8 + int.from_bytes(worker.buf[:8], "big"):
+                while len(worker.buf) >= 8:
                     n = int.from_bytes(worker.buf[:8], "big")
+                    if len(worker.buf) < 8 + n:
+                        break
                     k, outcome = pickle.loads(worker.buf[8:8 + n])
                     del worker.buf[:8 + n]
                     worker.told.remove(k)
@@ -246,9 +240,8 @@ class LocalPool:
         failure (a re-run grades them); the others go to the workers left, or, with none
         left, are failures too."""
         _, status = os.waitpid(worker.pid, 0)
-        worker.pid = 0
         worker.close()
-        told, worker.told = list(worker.told), deque()
+        told = list(worker.told)
         self.workers.remove(worker)
         why = f"a grading worker died ({_how(status)})"
         yield self.todo[told[0]], Outcome(self.todo[told[0]].entry.student, failure=why)

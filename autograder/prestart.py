@@ -50,12 +50,10 @@ class Started:
         return self._sandbox
 
     def close(self) -> None:
-        from .sandbox import launch
-
         if self._sandbox is not None:
             self._sandbox.close()
         else:  # never asked for (a line refused before grading): the zygote alone
-            launch.end(self.launched.proc, self.launched.sock, self.launched.peers)
+            self.launched.end()
 
 
 def start(submission: Path, hide: tuple[str | Path, ...] = ()) -> Started:
@@ -83,7 +81,7 @@ def sandboxes(n: int, hide: list[str]) -> list:
         return [Sandbox(launched=one) for one in launched]
     except Exception:  # noqa: BLE001 - as above
         for one in launched:
-            launch.end(one.proc, one.sock, one.peers)
+            one.end()
         return []
 
 

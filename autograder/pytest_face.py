@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .names import nonempty_name as _name
+from .sandbox.protocol import write_all
 from .names import positive_seconds as _positive
 
 # The variables the fresh interpreter gets from this one; everything else is dropped.
@@ -234,9 +235,7 @@ def place(data: bytes, path: Path, start: Path) -> None:
     try:
         out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=fd)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(out, view):]
+            write_all(out, data)
         finally:
             os.close(out)
         if stat.S_ISDIR(_lstat_mode(path.name, fd)):

@@ -44,6 +44,10 @@ class Launched:
         self.proc, self.sock, self.peers = proc, sock, peers
         self.hide, self.limits, self.allow_unisolated, self.ahead = hide, limits, allow_unisolated, ahead
 
+    def end(self) -> None:
+        """This client's ``end``, where no Sandbox adopted it."""
+        end(self.proc, self.sock, self.peers)
+
 
 def zygote(hide, limits: dict | None = None, allow_unisolated: bool | None = None, ahead: bool = True) -> Launched:
     """Start a zygote (``python -m autograder.sandbox.zygote``) with one client, the grader's

@@ -54,7 +54,12 @@ class Stopped(Exception):
 
 
 def send(fd: int, kind: Kind, payload: bytes = b"") -> None:
-    view = memoryview(HEADER.pack(kind.value, len(payload)) + payload)
+    write_all(fd, HEADER.pack(kind.value, len(payload)) + payload)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd``, however many writes a pipe takes."""
+    view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
 

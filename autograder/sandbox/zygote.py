@@ -252,9 +252,8 @@ class Zygote:
         return c
 
     def hand_out(self, sock: socket.socket) -> None:
-        if not self.ready:  # another client took the one forked ahead: fork one now, a uid freed first if need be
-            self.prepare(1)
-        c = self.ready.pop(0) if self.ready else self.spawn()
+        self.prepare(1)  # the child forked ahead, or, where another client took it, one forked now
+        c = self.ready.pop(0)
         c.client = sock.fileno()
         self.children[c.id] = c
         try:
