@@ -107,12 +107,36 @@ def confine_self(spec: Spec) -> str:
         os.close(fd)
     if spec.seccomp:  # last: what follows (and the job) runs under the allow-list
         syscalls.apply()
-    os.environ.clear()
-    os.environ.update({"HOME": workdir, "TMPDIR": workdir, "PATH": "/usr/bin:/bin",
-                       "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
-    sys.stdout = open(1, "w", buffering=1, closefd=False)
-    sys.stderr = open(2, "w", buffering=1, closefd=False)
+    if os.environ.get("HOME") != workdir:  # a folder of its own, not the one prepare() set
+        os.environ.update(HOME=workdir, TMPDIR=workdir)
+    sys.stdout, sys.stderr = _STREAMS or _streams()
     return workdir
+
+
+def environment(folder: str) -> dict[str, str]:
+    """All of a child's environment: nothing of the grader's."""
+    return {"HOME": folder, "TMPDIR": folder, "PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1",
+            "OMP_NUM_THREADS": "1"}
+
+
+def _streams() -> list:
+    """Text streams on descriptors 1 and 2, line by line: what a child prints just before it
+    hangs or is killed has reached the grader."""
+    return [open(1, "w", buffering=1, closefd=False), open(2, "w", buffering=1, closefd=False)]
+
+
+_STREAMS: list = []
+
+
+def prepare(folder: str) -> None:
+    """In the zygote, once, before its first child: the environment every child has (``folder``
+    as HOME and TMPDIR, where every child's folder is the same place: at the namespaced levels)
+    and the streams every child prints to, which each child made for itself, a tenth of a
+    millisecond and a hundred pages of the zygote's copied for every submission. The zygote
+    itself uses neither: its environment was read when it started, and it prints nothing."""
+    os.environ.clear()
+    os.environ.update(environment(folder))
+    _STREAMS[:] = _streams()
 
 
 def run(cells, exercises, start_exercise, skip, result_fd):
