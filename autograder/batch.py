@@ -158,21 +158,23 @@ def run_batch(root: Path, assignment: str, out: Path, *, jobs: int | None = None
         if sink is not None:
             sink.abort()
         raise
-    pool.close()
-    bar.close()
-    result.gradebook = sink.finish() if sink is not None else None
-    rows.sort(key=lambda r: r.student)
-    failures.sort(key=lambda f: f.student)
-    changes.sort(key=lambda c: c.student)
-    for names_list in (result.new, result.regraded, result.up_to_date, result.not_selected):
-        names_list.sort()
-    summary = dataclasses.replace(summarize_class(assignment, rows), changes=tuple(changes))
-    result.summary = summary
-    write_atomic(out / "grades.csv", grades_csv(rows, names, [f.student for f in failures] + ungraded))
-    write_atomic(out / "changes.csv", changes_csv(changes))
-    write_dashboard(out, summary, rows, failures, root=Path(root), timeout=timeout,
-                    grading=pool.describe(), reader=reader)  # and index.html
-    write_atomic(out / regrade.RUN_FILE, f"{run + 1}\n")  # this run is complete: its changes are reported
+    try:
+        bar.close()
+        result.gradebook = sink.finish() if sink is not None else None
+        rows.sort(key=lambda r: r.student)
+        failures.sort(key=lambda f: f.student)
+        changes.sort(key=lambda c: c.student)
+        for names_list in (result.new, result.regraded, result.up_to_date, result.not_selected):
+            names_list.sort()
+        summary = dataclasses.replace(summarize_class(assignment, rows), changes=tuple(changes))
+        result.summary = summary
+        write_atomic(out / "grades.csv", grades_csv(rows, names, [f.student for f in failures] + ungraded))
+        write_atomic(out / "changes.csv", changes_csv(changes))
+        write_dashboard(out, summary, rows, failures, root=Path(root), timeout=timeout,
+                        grading=pool.describe(), reader=reader)  # and index.html
+        write_atomic(out / regrade.RUN_FILE, f"{run + 1}\n")  # this run is complete: its changes are reported
+    finally:
+        pool.close()  # the workers and the zygote, let go with the last student, ended meanwhile
     return result
 
 

@@ -234,6 +234,10 @@ class LocalPool:
                     worker.told.remove(k)
                     self._tell(worker)
                     yield self.todo[k], outcome
+        # Every student is back: the workers may end now (the end of their pipe), and the
+        # zygote after them, while the batch writes the class's reports; close() waits for them.
+        for worker in self.workers:
+            worker.close()
 
     def _lost(self, worker: _Worker) -> Iterator[tuple[Job, Outcome]]:
         """A worker ended with students it was told: the one it was grading is the grader's
