@@ -143,3 +143,29 @@ def test_cancel_ends_the_workers_at_once(monkeypatch, tmp_path):
     pool.close(cancel=True)
     assert time.monotonic() - started < 5
     assert not any(_alive(p) for p in pids)
+
+
+def test_the_workers_end_once_every_student_is_back_before_close(monkeypatch, tmp_path):
+    """The batch writes the class's reports after the last student, and the workers end
+    meanwhile: close() then only waits."""
+    monkeypatch.setattr(pools.prestart, "sandboxes", lambda n, hide: [])
+    monkeypatch.setattr(pools, "_worker_sandbox", lambda: None)
+    monkeypatch.setattr(pools, "_grade_one", lambda job, settings: _mine(job.entry.student))
+    pool = pools.LocalPool(2)
+    pool.start(_todo(), RunSettings("ps2", str(tmp_path), 10.0, 0))
+    try:
+        assert len(list(pool.outcomes())) == len(STUDENTS)
+        ended = [_ends_within(w.pid, 10) for w in pool.workers]
+    finally:
+        pool.close()
+    assert ended == [True, True]
+
+
+def _ends_within(pid: int, seconds: float) -> bool:
+    """Whether the child ``pid`` ends within ``seconds``, left unreaped for close()."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is not None:
+            return True
+        time.sleep(0.01)
+    return False
