@@ -170,8 +170,7 @@ def leaves_inputs_unchanged(call: Call, spec: Spec = UNCHANGED) -> Bound:
         after = outcomes[0].inputs_after
         if not isinstance(after, tuple) or len(after) != len(before) or any(
                 not isinstance(a, np.ndarray) or a.dtype != b.dtype or a.shape != b.shape
-                or not np.array_equal(a, b, equal_nan=True)
-                for a, b in zip(after, before, strict=True)):
+                or not _unchanged(a, b) for a, b in zip(after, before, strict=True)):
             raise Fail(f"{call.func} changed one of its input arrays in place (for example with `-=`, "
                        "`*=` or `out=`). Work on new arrays: callers keep using their inputs after the call.")
         if ref is None:
@@ -183,6 +182,12 @@ def leaves_inputs_unchanged(call: Call, spec: Spec = UNCHANGED) -> Bound:
                          func=call.func, numbers=misconceptions.context(call))
         return Verdict(True, f"{call.func} leaves its inputs unchanged.")
     return spec.bind((echo,), judge)
+
+
+def _unchanged(after: np.ndarray, before: np.ndarray) -> bool:
+    """Every entry as it was, a nan where there was one. Plain equality first: it is the common
+    case, and it costs a third of equal_nan's, which looks for nans in both."""
+    return np.array_equal(after, before) or np.array_equal(after, before, equal_nan=True)
 
 
 def output_differs(call: Call, value, ref) -> str:

@@ -13,8 +13,10 @@ TOLERANCE = {np.dtype(np.float64): (1e-6, 1e-6), np.dtype(np.float32): (1e-4, 1e
 def tolerance(*arrays) -> tuple[float, float]:
     """The looser tolerance wherever an input or the output is narrower than float64: float16's
     where one is half precision, float32's where one is any other narrower float."""
-    sizes = [a.dtype.itemsize for a in arrays if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
-    narrowest = min(sizes, default=8)
+    narrowest = 8
+    for a in arrays:  # a loop, not min() over a list: it runs for every comparison a judge makes
+        if isinstance(a, np.ndarray) and a.dtype.kind == "f" and a.dtype.itemsize < narrowest:
+            narrowest = a.dtype.itemsize
     return TOLERANCE[np.dtype(np.float16 if narrowest <= 2 else np.float32 if narrowest < 8 else np.float64)]
 
 
@@ -28,4 +30,4 @@ def is_close(got: np.ndarray, expected: np.ndarray, atol: float, rtol: float) ->
     # infinite one would make any finite g close); nan compares false either way.
     with np.errstate(invalid="ignore", over="ignore"):
         close = np.isfinite(e) & (np.abs(g - e) <= atol + rtol * np.abs(e))
-    return bool(np.all(close | (g == e)))
+    return bool((close | (g == e)).all())

@@ -10,7 +10,7 @@ test) is derived from these declarations.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Callable
 
 import numpy as np
@@ -20,6 +20,23 @@ from .spec import Bound, Call, Check, Spec
 
 def no_numbers(call: Call) -> dict:
     return {}
+
+
+def shared(make: Callable[[], list[Bound]]) -> Callable[[], list[Bound]]:
+    """``make``'s checks, made once per process and shared by every student's build: for the
+    checks whose inputs are the same for everyone (the notebook's worked examples), which
+    drawing again for each student only cost time. Their calls' arrays are frozen, so nothing
+    that reads them for one student can change them for the next."""
+    @cache  # no arguments: one entry
+    def made() -> list[Bound]:
+        bound = make()
+        for b in bound:
+            for call in b.calls:
+                for a in (*call.args, *call.kwargs.values()):
+                    if isinstance(a, np.ndarray):
+                        a.setflags(write=False)
+        return bound
+    return made
 
 
 @dataclass(frozen=True)

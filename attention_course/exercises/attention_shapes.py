@@ -2,7 +2,7 @@
 import numpy as np
 
 from autograder.checks import Call, Fail, Spec, Verdict, describe_value, each, failed, provided, raised, returned
-from autograder.exercise import Boundary, Exercise
+from autograder.exercise import Boundary, Exercise, shared
 from autograder import worked_examples
 from autograder.wire import NpInt
 from ..worked_inputs import BATCH_SHAPES, CROSS_ATTENTION_SHAPES
@@ -59,18 +59,11 @@ def _matches_worked(call):
     return judge
 
 
-def checks(rng):
-    visible = BATCH_SHAPES
-    B, T_q, T_k, d, d_k, d_v = (int(n) for n in rng.choice(range(2, 30), size=6, replace=False))
-    sizes = (B, T_q, T_k, d, d_k, d_v)
-    c_vis, c_rand = Call(F, visible), Call(F, sizes)
+@shared
+def _visible():
+    """The checks on the notebook's worked examples: the same for every student."""
+    c_vis = Call(F, BATCH_SHAPES)
     c_cross = Call(F, CROSS_ATTENTION_SHAPES)  # T_q != T_k and d_k != d_v: every size has its own place
-    c_np = Call(F, tuple(NpInt(n) for n in sizes))
-    bad = [(0, 5, 5, 16, 8, 8), (2, -1, 5, 16, 8, 8), (2, 5, 5, 16, 2.5, 8), (True, 5, 5, 16, 8, 8),
-           (2, 5, "3", 16, 8, 8), (2, 5, 5, 16.0, 8, 8)]
-    c_bad = tuple(Call(F, b) for b in bad)
-    why = ["when B is 0", "when T_q is negative", "when d_k is 2.5", "when B is True (a bool is not a size)",
-           "when T_k is the string '3'", "when d is 16.0 (a float, though a whole number)"]
     c_whole = Call(F, (2, 5, 5, 16, 8.0, 8))  # a float that looks like an integer is still no size
     return [
         Spec("the batch-shapes example", 1, visible=True).bind((c_vis,), _matches_worked(c_vis)),
@@ -82,6 +75,21 @@ def checks(rng):
                                 Verdict(True, "ValueError raised."))[1],
                 _matches_worked(c_vis),
                 "this check counts once the shapes for good sizes are right too, and they are not:")),
+    ]
+
+
+def checks(rng):
+    B, T_q, T_k, d, d_k, d_v = (int(n) for n in rng.choice(range(2, 30), size=6, replace=False))
+    sizes = (B, T_q, T_k, d, d_k, d_v)
+    c_rand = Call(F, sizes)
+    c_np = Call(F, tuple(NpInt(n) for n in sizes))
+    bad = [(0, 5, 5, 16, 8, 8), (2, -1, 5, 16, 8, 8), (2, 5, 5, 16, 2.5, 8), (True, 5, 5, 16, 8, 8),
+           (2, 5, "3", 16, 8, 8), (2, 5, 5, 16.0, 8, 8)]
+    c_bad = tuple(Call(F, b) for b in bad)
+    why = ["when B is 0", "when T_q is negative", "when d_k is 2.5", "when B is True (a bool is not a size)",
+           "when T_k is the string '3'", "when d is 16.0 (a float, though a whole number)"]
+    return [
+        *_visible(),
         Spec("cross-attention sizes", 2).bind((c_rand,), _matches(sizes)),
         Spec("accepts numpy integers", 1).bind((c_np,), _matches(sizes)),
         # Raising ValueError for everything rejects bad sizes too: the check counts only
@@ -91,7 +99,6 @@ def checks(rng):
                    for w in why]), _matches(sizes),
             "this check counts once the shapes for good sizes are right too, and they are not:")),
     ]
-
 
 DOMAIN = (
     Boundary("sizes", "positive Python ints, T_q != T_k and d_k != d_v each in its own place",

@@ -3,7 +3,7 @@ import numpy as np
 
 from autograder.checks import (Call, Fail, Spec, Verdict, as_array, diagnose_any, expect_close, failed,
                                leaves_inputs_unchanged, matches_reference, matches_worked, output_differs, returned)
-from autograder.exercise import Boundary, Exercise
+from autograder.exercise import Boundary, Exercise, shared
 from autograder.misconceptions import context
 
 F = "attention_with_biases"
@@ -80,7 +80,9 @@ def _with_b_k(args, b_K):
     return args[:5] + (b_K,) + args[6:]
 
 
-def checks(rng):
+@shared
+def _visible():
+    """The checks on the notebook's worked examples: the same for every student."""
     vis, sharp = _sharp_inputs()
     c_vis1, c_vis2 = Call(F, vis), Call(F, _with_b_k(vis, vis[5] + 5.0))
     # Square projections (d = d_k = d_v = 3), so that transposed weights or raw X as values
@@ -95,23 +97,28 @@ def checks(rng):
     extra = np.zeros((3, 1))
     c_loud = Call(F, (X_w, np.hstack([W_Q, extra]), np.hstack([W_K, extra]), W_V,
                       np.append(b_Q, 40.0), np.append(b_K, 40.0), b_V))
+    return [
+        Spec("b_K makes no difference", 1, visible=True).bind((c_vis1, c_vis2), _bk_free_sharp(c_vis1, sharp)),
+        Spec("a worked example with every bias", 1, visible=True).bind((c_worked,), matches_worked(c_worked)),
+        Spec("scores over 1000 stay finite", 1, visible=True).bind(
+            (c_loud, c_worked), matches_worked(c_loud, loud=True)),
+    ]
+
+
+def checks(rng):
     args = _inputs(rng, (2, 5), 6, 4, 3)
     square = _inputs(rng, (5,), 4, 4, 4)
     c_ref, c_sq = Call(F, args), Call(F, square)
     c_bk = Call(F, _with_b_k(args, rng.standard_normal(4) * 10))
     c_32 = Call(F, _inputs(rng, (5,), 6, 4, 3, np.float32))
     return [
-        Spec("b_K makes no difference", 1, visible=True).bind((c_vis1, c_vis2), _bk_free_sharp(c_vis1, sharp)),
-        Spec("a worked example with every bias", 1, visible=True).bind((c_worked,), matches_worked(c_worked)),
-        Spec("scores over 1000 stay finite", 1, visible=True).bind(
-            (c_loud, c_worked), matches_worked(c_loud, loud=True)),
+        *_visible(),
         Spec("matches the reference on a batch", 2).bind((c_ref,), matches_reference(c_ref)),
         Spec("square projections", 1).bind((c_sq,), matches_reference(c_sq)),
         Spec("b_K makes no difference on other inputs", 1).bind((c_ref, c_bk), _bk_free(c_ref)),
         Spec("float32 input", 1).bind((c_32,), matches_reference(c_32)),
         leaves_inputs_unchanged(c_ref),
     ]
-
 
 def _d_k(call):
     """d_k, for explanations: W_K is (d, d_k)."""

@@ -3,7 +3,7 @@ import numpy as np
 
 from autograder.checks import (Call, Spec, Verdict, as_array, each, expect_close, failed, leaves_inputs_unchanged,
                                matches_reference, matches_worked, provided, raised, returned)
-from autograder.exercise import Boundary, Exercise
+from autograder.exercise import Boundary, Exercise, shared
 
 F = "fused_self_attention"
 TARGETS = [1, 2, 1]  # the token each token attends to in the sharp example
@@ -66,7 +66,9 @@ def _raises(why):
     return lambda o, ref: (raised(o[0], F, "ValueError", why), Verdict(True, "ValueError raised."))[1]
 
 
-def checks(rng):
+@shared
+def _visible():
+    """The checks on the notebook's worked examples: the same for every student."""
     vis = np.random.default_rng(3)
     d, h = 4, 2
     W_vis = vis.standard_normal((d, 3 * h))
@@ -80,13 +82,6 @@ def checks(rng):
     # a softmax over the queries, a scale ignored or raw values each give other numbers.
     worked = np.random.default_rng(12)
     c_worked = Call(F, (worked.standard_normal((4, 3)), worked.standard_normal((3, 6)), 0.5))
-
-    d, h, T = 8, 4, 6
-    X, W = rng.standard_normal((2, T, d)), rng.standard_normal((d, 3 * h))
-    c_ref = Call(F, (X, W, 1 / np.sqrt(h)))
-    c_scale = Call(F, (X, W, 0.9))
-    c_32 = Call(F, (rng.standard_normal((T, d)).astype(np.float32),
-                    rng.standard_normal((d, 3 * h)).astype(np.float32), 0.5))
     return [
         # Uniform weights are right when W_K = 0: the check counts only with a sharp head right too.
         Spec("W_K = 0 gives uniform weights", 1, visible=True).bind(
@@ -103,6 +98,18 @@ def checks(rng):
         Spec("scale = 0.0 gives uniform weights", 1, visible=True).bind(
             (c_zero, c_sharp), provided(_uniform_keys(c_zero, "scale = 0.0"), _sharp(c_sharp, sharp),
                 "this check counts once a head that does not attend uniformly is right too, and it is not:")),
+    ]
+
+
+def checks(rng):
+    d, h, T = 8, 4, 6
+    X, W = rng.standard_normal((2, T, d)), rng.standard_normal((d, 3 * h))
+    c_ref = Call(F, (X, W, 1 / np.sqrt(h)))
+    c_scale = Call(F, (X, W, 0.9))
+    c_32 = Call(F, (rng.standard_normal((T, d)).astype(np.float32),
+                    rng.standard_normal((d, 3 * h)).astype(np.float32), 0.5))
+    return [
+        *_visible(),
         Spec("matches the reference on a batch", 3).bind((c_ref,), matches_reference(c_ref)),
         Spec("uses the scale it is given", 1).bind((c_scale,), matches_reference(c_scale)),
         Spec("float32 input", 1).bind((c_32,), matches_reference(c_32)),

@@ -3,7 +3,7 @@ import numpy as np
 
 from autograder.checks import (Call, Fail, Spec, Verdict, as_array, expect_close, first_of,
                                leaves_inputs_unchanged, matches_reference, matches_worked, parts, returned)
-from autograder.exercise import Boundary, Exercise
+from autograder.exercise import Boundary, Exercise, shared
 
 F = "multi_head_attention"
 
@@ -66,7 +66,9 @@ def _sum_of_heads(call, expected):
     return judge
 
 
-def checks(rng):
+@shared
+def _visible():
+    """The checks on the notebook's worked examples: the same for every student."""
     vis, vis_per_head = _sharp_inputs()
     c_vis = Call(F, vis)
     # d_head = 4, d_model = 8: scaling by 1/sqrt(d_model), by 1/d_head or not at all, the
@@ -74,6 +76,17 @@ def checks(rng):
     c_worked = Call(F, _inputs(np.random.default_rng(14), (4,), 8, 2, 4), {"causal": True})
     # Heads need not split d_model: 2 heads of width 4 in d_model = 6.
     c_uneven = Call(F, _inputs(np.random.default_rng(15), (4,), 6, 2, 4))
+    out = first_of(0)
+    return [
+        Spec("the heads' parts add up to out", 1, visible=True).bind((c_vis,), _sum_of_heads(c_vis, vis_per_head)),
+        Spec("a worked causal example: 2 heads of width 4 in d_model = 8", 1, visible=True).bind(
+            (c_worked,), matches_worked(c_worked, out, "out")),
+        Spec("heads wider than d_model / n_heads: 2 heads of width 4 in d_model = 6", 1, visible=True).bind(
+            (c_uneven,), matches_worked(c_uneven, out, "out")),
+    ]
+
+
+def checks(rng):
     args = _inputs(rng, (2, 6), 12, 3, 4)
     c_ref = Call(F, args)
     c_causal = Call(F, args, {"causal": True})
@@ -81,11 +94,7 @@ def checks(rng):
     c_narrow = Call(F, _inputs(rng, (2, 5), 10, 2, 3), {"causal": True})  # n_heads * d_head = 6, not 10
     out, per_head = first_of(0), first_of(1)
     return [
-        Spec("the heads' parts add up to out", 1, visible=True).bind((c_vis,), _sum_of_heads(c_vis, vis_per_head)),
-        Spec("a worked causal example: 2 heads of width 4 in d_model = 8", 1, visible=True).bind(
-            (c_worked,), matches_worked(c_worked, out, "out")),
-        Spec("heads wider than d_model / n_heads: 2 heads of width 4 in d_model = 6", 1, visible=True).bind(
-            (c_uneven,), matches_worked(c_uneven, out, "out")),
+        *_visible(),
         Spec("matches the reference", 2).bind((c_ref,), matches_reference(c_ref, out, "out")),
         Spec("causal", 2).bind((c_causal,), matches_reference(c_causal, out, "out")),
         Spec("each head's own contribution", 1).bind((c_ref,), matches_reference(c_ref, per_head, "per_head")),
@@ -93,7 +102,6 @@ def checks(rng):
         Spec("heads narrower than d_model / n_heads", 1).bind((c_narrow,), matches_reference(c_narrow, out, "out")),
         leaves_inputs_unchanged(c_ref),
     ]
-
 
 def _d_head(call):
     """Each head's d_k, for explanations: W_Q is (d, n_heads * d_head)."""

@@ -4,7 +4,7 @@ import numpy as np
 from autograder import worked_examples
 from autograder.checks import (Call, Fail, Spec, Verdict, as_array, expect_close, failed, first_of,
                                leaves_inputs_unchanged, matches_reference, matches_worked, parts, returned)
-from autograder.exercise import Boundary, Exercise
+from autograder.exercise import Boundary, Exercise, shared
 from ..worked_inputs import CAUSAL_MASK_3, K_CAT_SAT, Q_CAT_SAT, V_CAT_SAT, WARM_JACKET_KEYS, WARM_QUERY
 
 F = "scaled_dot_product_attention"
@@ -114,7 +114,9 @@ def _uniform(call):
     return judge
 
 
-def checks(rng):
+@shared
+def _visible():
+    """The checks on the notebook's worked examples: the same for every student."""
     c_warm = Call(F, (WARM_QUERY[None, :], WARM_JACKET_KEYS, WARM_JACKET_KEYS), {"scale": 1.0})
     c_cat = Call(F, (Q_CAT_SAT, K_CAT_SAT, V_CAT_SAT), {"mask": CAUSAL_MASK_3})
     # A shared extra coordinate of 40 adds 1600 to every score: exp() overflows past 709
@@ -131,7 +133,22 @@ def checks(rng):
                       {"mask": CAUSAL_MASK_3[:2, :2], "scale": 1.0})
     vis = np.random.default_rng(7)
     c_shape = Call(F, (vis.standard_normal((2, 3, 4)), vis.standard_normal((2, 5, 4)), vis.standard_normal((2, 5, 6))))
+    return [
+        Spec("warm jacket", 1, visible=True).bind((c_warm,), _warm_jacket(c_warm)),
+        Spec("the causal cat sat", 1, visible=True).bind((c_cat,), _cat_sat(c_cat)),
+        Spec("shapes with a batch and T_q != T_k", 1, visible=True).bind((c_shape,), _shapes(c_shape)),
+        Spec("scores over 1000 stay finite", 1, visible=True).bind(
+            (c_loud, c_cat), matches_worked(c_loud, first_of(1), "weights", loud=True)),
+        Spec("scale = 0.0 gives uniform weights", 1, visible=True).bind((c_zero,), _uniform(c_zero)),
+        Spec("a finite mask (-1e9) hides keys as -inf does", 1, visible=True).bind(
+            (c_finite,), matches_worked(c_finite, first_of(1), "weights with a mask of 0 and -1e9")),
+        Spec("a hidden key gets weight 0 however high it scores", 1, visible=True).bind(
+            (c_dominant,), matches_worked(c_dominant, first_of(1), "weights",
+                                                   expected_note="query 0's hidden key scores 10000.5")),
+    ]
 
+
+def checks(rng):
     B, H, T, d_k, d_v = 2, 3, 6, 16, 5
     args = (rng.standard_normal((B, H, T, d_k)), rng.standard_normal((B, H, T, d_k)),
             rng.standard_normal((B, H, T, d_v)))
@@ -149,17 +166,7 @@ def checks(rng):
     weights, out = first_of(1), first_of(0)
     heat = lambda w: w[0, 0]  # noqa: E731 - first batch, first head
     return [
-        Spec("warm jacket", 1, visible=True).bind((c_warm,), _warm_jacket(c_warm)),
-        Spec("the causal cat sat", 1, visible=True).bind((c_cat,), _cat_sat(c_cat)),
-        Spec("shapes with a batch and T_q != T_k", 1, visible=True).bind((c_shape,), _shapes(c_shape)),
-        Spec("scores over 1000 stay finite", 1, visible=True).bind(
-            (c_loud, c_cat), matches_worked(c_loud, first_of(1), "weights", loud=True)),
-        Spec("scale = 0.0 gives uniform weights", 1, visible=True).bind((c_zero,), _uniform(c_zero)),
-        Spec("a finite mask (-1e9) hides keys as -inf does", 1, visible=True).bind(
-            (c_finite,), matches_worked(c_finite, first_of(1), "weights with a mask of 0 and -1e9")),
-        Spec("a hidden key gets weight 0 however high it scores", 1, visible=True).bind(
-            (c_dominant,), matches_worked(c_dominant, first_of(1), "weights",
-                                                   expected_note="query 0's hidden key scores 10000.5")),
+        *_visible(),
         Spec("weights match the reference", 2).bind((c_plain,), matches_reference(c_plain, weights, "weights", heat)),
         Spec("output matches the reference", 1).bind((c_plain,), matches_reference(c_plain, out, "out")),
         Spec("an additive mask is applied", 2).bind((c_masked,), matches_reference(c_masked, weights, "weights", heat)),
