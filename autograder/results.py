@@ -364,17 +364,24 @@ def _offsets_in(offsets, length: int) -> bool:
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that a reader never sees half a file."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # The temporary name stays short (a name near 255 bytes plus a suffix would not fit), and
-    # text that is not valid Unicode is escaped rather than stopping the write.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:64]}.", suffix=".tmp")
+    data = text.encode("utf-8", "backslashreplace")  # text that is not valid Unicode is escaped, not refused
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
-            f.write(text)
+        fd, tmp = _temporary_beside(path)
+    except OSError:  # no folder yet, made now; any other cause, mkdir or the second try raises again
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _temporary_beside(path)
+    try:
+        with open(fd, "wb") as f:
+            f.write(data)
         os.replace(tmp, path)  # atomic: a reader, or a killed run, sees the old file or the new
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _temporary_beside(path: Path) -> tuple[int, str]:
+    # The temporary name stays short: a name near 255 bytes plus a suffix would not fit.
+    return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:64]}.", suffix=".tmp")
 
 
 # ---------------------------------------------------------------- findings in JSON
