@@ -97,8 +97,8 @@ def exercise_findings(exercise: str, tests: list[TestResult]) -> tuple[list[tupl
     mistakes before those it inherits from a function it calls, each kind in the order first
     met, with the numbers of the first test that quoted them, else the catalogue's words), and
     per failed test what else it says, a message already shown left empty."""
-    named = named_once((t.misconception, t.finding) for t in tests
-                       if t.misconception and t.status == "failed" and t.misconception != "crashed")
+    named = named_once((t.misconception, t.finding) for t in tests  # status first: read off a field, not the tags
+                       if t.status == "failed" and t.misconception and t.misconception != "crashed")
     details: dict[int, Said] = {}
     seen: set[tuple[str, str]] = set()
     for k, t in enumerate(tests):
