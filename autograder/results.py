@@ -319,8 +319,8 @@ class Results:
                                        "message": p.message, "label": p.label} for p in self.cell_problems]
         head = {"score": self.score, "max_score": self.max_score, "execution_time": self.execution_time,
                 "output": self.output, "extra_data": extra}
-        tests = ",\n  ".join(json.dumps(_test_doc(t), allow_nan=False) for t in self.tests)
-        return json.dumps(head, allow_nan=False)[:-1] + ',\n "tests": [\n  ' + tests + "\n ]}"
+        tests = ",\n  ".join([_encode(_test_doc(t)) for t in self.tests])
+        return _encode(head)[:-1] + ',\n "tests": [\n  ' + tests + "\n ]}"
 
 
 def from_json(text: str) -> Results:
@@ -364,20 +364,32 @@ def _offsets_in(offsets, length: int) -> bool:
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that a reader never sees half a file."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # The temporary name stays short (a name near 255 bytes plus a suffix would not fit), and
-    # text that is not valid Unicode is escaped rather than stopping the write.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:64]}.", suffix=".tmp")
+    data = text.encode("utf-8", "backslashreplace")  # text that is not valid Unicode is escaped, not refused
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
-            f.write(text)
+        fd, tmp = _temporary_beside(path)
+    except OSError:  # no folder yet, made now; any other cause, mkdir or the second try raises again
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _temporary_beside(path)
+    try:
+        with open(fd, "wb") as f:
+            f.write(data)
         os.replace(tmp, path)  # atomic: a reader, or a killed run, sees the old file or the new
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
+def _temporary_beside(path: Path) -> tuple[int, str]:
+    # The temporary name stays short: a name near 255 bytes plus a suffix would not fit.
+    return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:64]}.", suffix=".tmp")
+
+
 # ---------------------------------------------------------------- findings in JSON
+
+# json.dumps(x, allow_nan=False), its encoder made once: dumps makes one a call when given an
+# option, and a results file is some forty calls. An encoder keeps nothing between calls.
+_encode = json.JSONEncoder(allow_nan=False).encode
+
 
 def _test_doc(t: TestResult) -> dict:
     doc = dict(vars(t))
@@ -393,9 +405,12 @@ def _number(x):
 
 def _finding_doc(f: Finding) -> dict:
     doc: dict = {"kind": f.kind.value}
-    for key in ("explanation", "ended", "error"):
-        if getattr(f, key):
-            doc[key] = getattr(f, key)
+    if f.explanation:
+        doc["explanation"] = f.explanation
+    if f.ended:
+        doc["ended"] = f.ended
+    if f.error:
+        doc["error"] = f.error
     if f.detail is not None:
         doc["detail"] = f.detail
     if f.numbers:

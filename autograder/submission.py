@@ -44,6 +44,7 @@ UNOPENABLE = ("open it in Jupyter, save it and submit again. If Jupyter cannot o
 MAX_PROBLEMS = 50  # one-line problems kept; the rest are counted
 SELF_CHECK = re.compile(r"^\s*from autograder\.(selfcheck|nbgrader_bridge) import", re.M)
 _SPACE = re.compile(r"\s+")
+_MAGIC_ASSIGNMENT = re.compile(r"^\s*\w+\s*=\s*[!%]")  # `files = !ls`, `t = %timeit f()`
 _KINDS = {stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
           stat.S_IFDIR: "a folder", stat.S_IFSOCK: "a socket", stat.S_IFLNK: "a symbolic link"}
 # What the parser or compiler raises on a hostile source: nesting too deep, too much of it.
@@ -216,6 +217,12 @@ def _code_size(text: str) -> int:
     return len(_SPACE.sub(" ", text))
 
 
+def _over_code_limit(text: str) -> bool:
+    """More than MAX_CODE characters of code. Collapsing whitespace only shortens a text, so
+    one no longer than the limit is within it without being collapsed (every honest one)."""
+    return len(text) > MAX_CODE and _code_size(text) > MAX_CODE
+
+
 def _too_much_code(name: str, text: str) -> str:
     return (f"{name} has {_code_size(text) / (1 << 20):.1f} MiB of code; over {MAX_CODE >> 20} MiB "
             "is not graded (is there data pasted into it?)")
@@ -235,7 +242,7 @@ def _python_steps(text: str, sub: Submission, name: str) -> None:
     Each statement is compiled from the file's one parse tree, so tracebacks give the
     file's own line numbers at no cost (the old way padded each statement's text with the
     blank lines before it: quadratic in a file of many lines)."""
-    if _code_size(text) > MAX_CODE:
+    if _over_code_limit(text):
         sub.problem(_too_much_code(name, text))
         return
     try:
@@ -269,8 +276,9 @@ def _compiled(source: str, filename: str) -> bytes:
 def _notebook_steps(text: str, sub: Submission, name: str) -> None:
     units = []
     cells = _notebook_cells(text, sub, name)
-    if _code_size("".join(src for _, src in cells)) > MAX_CODE:
-        sub.problem(_too_much_code(name, "".join(src for _, src in cells)))
+    code = "".join(src for _, src in cells)
+    if _over_code_limit(code):
+        sub.problem(_too_much_code(name, code))
         return
     if len(cells) <= MAX_CELLS:  # a step per cell: compiled straight from its text, one call
         for i, src in cells:
@@ -353,8 +361,11 @@ def _notebook_cells(text: str, sub: Submission, name: str) -> list[tuple[int, st
         if cell.get("cell_type") != "code":
             continue
         src = cell.get("source", "")
-        if isinstance(src, list) and all(isinstance(s, str) for s in src):
-            src = "".join(src)
+        if isinstance(src, list):
+            try:
+                src = "".join(src)
+            except TypeError:  # a line that is not text: said just below
+                pass
         if not isinstance(src, str):
             sub.problem(f"{NOTEBOOK_CELL} {i + 1} of {name}: its source is not text; it was skipped")
             continue
@@ -411,8 +422,11 @@ def neutralise_magics(src: str) -> str:
             return "\n".join("# " + line for line in lines)  # %%bash and friends: not Python
     out = []
     for line in lines:
+        if "%" not in line and "!" not in line:  # neither a magic nor a shell escape: most lines
+            out.append(line)
+            continue
         stripped = line.lstrip()
-        if stripped.startswith(("%", "!")) or re.match(r"^\s*\w+\s*=\s*[!%]", line):
+        if stripped.startswith(("%", "!")) or _MAGIC_ASSIGNMENT.match(line):
             indent = line[: len(line) - len(stripped)]
             out.append(f"{indent}pass  # {stripped}")
         else:

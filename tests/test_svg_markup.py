@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 from markupsafe import Markup, escape
 
 from autograder.report import charts
+from autograder.report.feedback import heatmap_pair
 from autograder.report.render import compiled_cache, environment
-from autograder.report.svg import escaped, svg_markup
+from autograder.report.svg import drawn, escaped, svg_markup
 
 SVG = "{http://www.w3.org/2000/svg}"
 HOSTILE = "</title><script>alert(1)</script>&amp;\"'"
@@ -73,6 +74,31 @@ def test_a_heatmap_has_a_cell_per_weight_with_its_value():
     root = ET.fromstring(svg_markup(charts.heatmap(weights, "w")))
     assert titles(root) == [f"query position {i}, key position {j}: {v:.3f}"
                             for i, row in enumerate(weights) for j, v in enumerate(row)]
+
+
+def test_pictures_sharing_their_parts_are_drawn_each_as_alone():
+    """One matrix under two titles (charts.heatmaps) has its parts written once: each picture
+    still reads as svg_markup writes it alone, under its own title."""
+    pictures = charts.heatmaps([[0.5, 0.25], [1.0, 0.0]], ["mine", HOSTILE])
+    assert drawn([*pictures, None]) == [svg_markup(p) for p in pictures] + [None]
+
+
+def cell_titles(markup) -> list[str]:
+    return titles(ET.fromstring(str(markup)))
+
+
+def test_the_same_weights_are_drawn_under_each_title():
+    weights = [[0.5, 0.25], [1.0, 0.0]]
+    (mine, _), (expected, _) = heatmap_pair("ex", {"got": weights, "expected": [list(r) for r in weights]})
+    labels = [ET.fromstring(str(m)).get("aria-label") for m in (mine, expected)]
+    assert labels[0].startswith("ex: your weights:") and labels[1].startswith("ex: expected:")
+    assert cell_titles(mine) == cell_titles(expected)
+
+
+def test_weights_equal_but_printed_apart_are_drawn_each_as_it_is():
+    """0.0 == -0.0, yet a cell's title prints its weight: the two maps are not one picture."""
+    (mine, _), (expected, _) = heatmap_pair("ex", {"got": [[-0.0, 1.0]], "expected": [[0.0, 1.0]]})
+    assert cell_titles(mine)[0].endswith(": -0.000") and cell_titles(expected)[0].endswith(": 0.000")
 
 
 def test_the_templates_draw_with_it():

@@ -9,7 +9,7 @@ character, wider than the glyphs of the sans fonts the pages fall back to).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from .render import plural
@@ -87,18 +87,28 @@ def heatmap(weights: list[list[float]], title: str, row_axis: str = "query posit
     colour scale below with its two ends named (``scale``); -1 (nan or inf) in its own colour.
     Cells are sized so the whole map is about 300 units wide (10 to 44 a cell). ``vmax``: the
     value drawn darkest. None for an empty matrix."""
+    pictures = heatmaps(weights, [title], row_axis, col_axis, scale, vmax)
+    return pictures[0] if pictures else None
+
+
+def heatmaps(weights: list[list[float]], titles: list[str], row_axis: str = "query position",
+             col_axis: str = "key position", scale: tuple[str, str] = ("0", "1"), vmax: float = 1.0) -> list[Svg]:
+    """The heatmap of one matrix under each title, drawn once: the pictures share their parts
+    (svg.drawn then writes them once too). A page shows a student's map beside the expected
+    one, and every student who got it right has the same weights in both. [] for an empty matrix."""
     size = 11
     rows = [list(r[:MAX_CELLS]) for r in weights[:MAX_CELLS]]
     n_rows, n_cols = len(rows), max((len(r) for r in rows), default=0)
     if not n_rows or not n_cols:
-        return None
+        return []
     cut = len(weights) > MAX_CELLS or any(len(r) > MAX_CELLS for r in weights)
     cell = max(10, min(44, 300 // max(n_rows, n_cols)))
     left, top = 44, 40
     grid_w, grid_h = n_cols * cell, n_rows * cell
     every = 1 if max(n_rows, n_cols) <= 12 else 2
-    out = Svg(0, 0, f"{title}: heatmap of {n_rows} by {n_cols} weights, rows are {row_axis}s, columns are "
-                    f"{col_axis}s", "heatmap", size)
+    labels = [f"{title}: heatmap of {n_rows} by {n_cols} weights, rows are {row_axis}s, columns are {col_axis}s"
+              for title in titles]
+    out = Svg(0, 0, labels[0], "heatmap", size)
     col_title, row_title = f"{col_axis} →", f"← {row_axis}"  # the row title reads upwards: its arrow points down
     half = text_width(col_title, size) / 2
     col_x = max(left + grid_w / 2, half + 2)
@@ -136,7 +146,7 @@ def heatmap(weights: list[list[float]], title: str, row_axis: str = "query posit
         right, bottom = max(right, left + text_width(note, size)), y + 44
     out.width = math.ceil(right + 8)
     out.height = math.ceil(max(bottom, row_y + half_row + 2))
-    return out
+    return [out, *(replace(out, label=label) for label in labels[1:])]
 
 
 # ---------------------------------------------------------------- the class's charts

@@ -26,6 +26,7 @@ from typing import NamedTuple
 from urllib.parse import quote
 
 import numpy as np
+from markupsafe import Markup
 
 from ..class_results import BatchSummary, Failure, StudentRow, results_path
 from ..misconceptions import Audience, explain, known, label
@@ -36,6 +37,7 @@ from .feedback import ABOUT_CODE, by_exercise, nothing_ran, why_nothing_ran
 from .index import write_set_index
 from .outcomes import OUTCOMES, TIMEOUT, outcome
 from .render import render
+from .svg import drawn
 
 BROKEN = ("unreadable", "hung", "ended", "not graded")  # the kinds of flag listed by name at the top
 HEADINGS = {"unreadable": "Could not be read (nothing in them ran)",
@@ -289,7 +291,7 @@ class ClassMaps(NamedTuple):
     """One exercise's averaged maps on the page."""
     exercise: str
     note: str  # which check, over how many students
-    figures: list[tuple[charts.Svg | None, str]]  # (heatmap, caption)
+    figures: list[tuple[Markup | None, str]]  # (heatmap drawn, caption)
 
 
 def class_average_maps(tally: MapTally | None, exercise: str) -> ClassMaps | None:
@@ -315,12 +317,13 @@ def class_average_maps(tally: MapTally | None, exercise: str) -> ClassMaps | Non
     note = (f"Check “{check}”{' (the same inputs for everyone)' if chosen.same else ''}, "
             f"{sums.finite} students with {shape[0]} × {shape[1]} weights"
             + (f" ({sums.n - sums.finite} with nan left out)" if sums.finite < sums.n else "") + ".")
-    return ClassMaps(exercise, note, [
-        (charts.heatmap(got, f"{exercise}: class average"), "class average of the students' weights"),
-        (charts.heatmap(expected, f"{exercise}: expected"),
-         "expected weights" if chosen.same else "expected weights, averaged over the same inputs"),
-        (charts.heatmap(off, f"{exercise}: where the class is off", vmax=top, scale=("0", f"{top:.2g}")),
-         "where the class is off: mean |student − expected| (its own scale)")])
+    pictures = drawn([charts.heatmap(got, f"{exercise}: class average"),
+                      charts.heatmap(expected, f"{exercise}: expected"),
+                      charts.heatmap(off, f"{exercise}: where the class is off", vmax=top, scale=("0", f"{top:.2g}"))])
+    return ClassMaps(exercise, note, list(zip(pictures, [
+        "class average of the students' weights",
+        "expected weights" if chosen.same else "expected weights, averaged over the same inputs",
+        "where the class is off: mean |student − expected| (its own scale)"], strict=True)))
 
 
 def _shape(m) -> tuple[int, int]:

@@ -17,6 +17,8 @@ import os.path
 import re
 from typing import NamedTuple
 
+from markupsafe import Markup
+
 from ..assignments import exercise as declaration
 from ..exercise import MapWords
 from ..misconceptions import explain, label
@@ -25,7 +27,7 @@ from ..results import CellEnd, CellProblem, Comparison, Kind, Results, TestResul
 from . import charts
 from .outcomes import outcome
 from .render import macro, render
-from .svg import svg_markup
+from .svg import drawn, svg_markup
 
 ABOUT_CODE = ("not_implemented", "timeout", "crashed")  # outcomes, not misunderstandings
 
@@ -61,15 +63,21 @@ def map_words(exercise: str) -> MapWords:
         return MapWords()
 
 
-def heatmap_pair(exercise: str, heat: dict, mine: str = "your weights") -> list[tuple[charts.Svg | None, str]]:
+def heatmap_pair(exercise: str, heat: dict, mine: str = "your weights") -> list[tuple[Markup | None, str]]:
     """The student's map first, then the expected one (the order of the text's side-by-side:
-    "yours", then "expected"), each with its caption."""
+    "yours", then "expected"), each drawn (svg.drawn) with its caption."""
     words = map_words(exercise)
     scale, what = words.scale, words.what
-    return [(charts.heatmap(heat.get("got") or [], f"{exercise}: {mine}", scale=scale),
-             f"{mine} ({what})" if what else mine),
-            (charts.heatmap(heat.get("expected") or [], f"{exercise}: expected", scale=scale),
-             f"expected weights ({what})" if what else "expected weights")]
+    got, expected = heat.get("got") or [], heat.get("expected") or []
+    titles = [f"{exercise}: {mine}", f"{exercise}: expected"]
+    # The same weights (a student who got it right) are drawn once, under both titles. Told by
+    # repr, not ==: the pictures print each weight, and 0.0 == -0.0 though they print apart.
+    if repr(got) == repr(expected):
+        pictures = charts.heatmaps(got, titles, scale=scale) or [None, None]
+    else:
+        pictures = [charts.heatmap(got, titles[0], scale=scale), charts.heatmap(expected, titles[1], scale=scale)]
+    return list(zip(drawn(pictures), [f"{mine} ({what})" if what else mine,
+                                      f"expected weights ({what})" if what else "expected weights"], strict=True))
 
 
 # ---------------------------------------------------------------- one student's tests, read for display
@@ -89,8 +97,8 @@ def exercise_findings(exercise: str, tests: list[TestResult]) -> tuple[list[tupl
     mistakes before those it inherits from a function it calls, each kind in the order first
     met, with the numbers of the first test that quoted them, else the catalogue's words), and
     per failed test what else it says, a message already shown left empty."""
-    named = named_once((t.misconception, t.finding) for t in tests
-                       if t.misconception and t.status == "failed" and t.misconception != "crashed")
+    named = named_once((t.misconception, t.finding) for t in tests  # status first: read off a field, not the tags
+                       if t.status == "failed" and t.misconception and t.misconception != "crashed")
     details: dict[int, Said] = {}
     seen: set[tuple[str, str]] = set()
     for k, t in enumerate(tests):
@@ -199,7 +207,7 @@ class Section(NamedTuple):
     got: float
     of: float
     diagnoses: list[tuple[str, str]]  # (label, explanation in plain words)
-    maps: list[tuple[charts.Svg | None, str]]  # the student's heatmap and the expected one, with captions
+    maps: list[tuple[Markup | None, str]]  # the student's heatmap and the expected one, drawn, with captions
     checks: list[Check]
 
 

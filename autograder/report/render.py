@@ -52,8 +52,11 @@ def environment():
 
     from .svg import svg_markup
 
+    # auto_reload off: a template is read once a process, as the grader's code is (regrade.grader_version
+    # is of the files as they were when it started), not looked up on disk again for every page.
     env = jinja2.Environment(loader=jinja2.PackageLoader("autograder.report", "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             auto_reload=False,
                              bytecode_cache=compiled_cache(Path(__file__).parent / "__pycache__" / "templates"))
     env.filters.update(spans=spans, plural=plural, g=points)
     env.globals["svg"] = lambda picture: Markup(svg_markup(picture))  # charts.Svg, escaped there

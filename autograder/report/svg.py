@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from markupsafe import escape
+from markupsafe import Markup, escape
 
 # What markupsafe.escape replaces: a string holding none of these is printed as it is.
 _SPECIAL = re.compile(r"[&<>'\"]")
@@ -17,12 +17,39 @@ def svg_markup(p) -> str:
     """``p`` (a charts.Svg) as markup: every text escaped (its label, class, the cells' hover
     titles and colours, the texts), the numbers written as the pages write numbers
     (render.points: ``g``, no trailing zeros)."""
+    return _opening(p) + _parts(p) + "</svg>"
+
+
+def drawn(pictures: list) -> list[Markup | None]:
+    """Pictures (charts.Svg, or None where there is nothing to draw) as ``svg_markup`` writes
+    them, for a template to print as they are. The parts of pictures that share them (one
+    matrix under several titles: charts.heatmaps) are written once, for all of them."""
+    written: dict[tuple[int, int, int], str] = {}  # by the parts' identities: each list is held by ``pictures`` meanwhile
+    out: list[Markup | None] = []
+    for p in pictures:
+        if p is None:
+            out.append(None)
+            continue
+        key = (id(p.rects), id(p.texts), id(p.lines))
+        if key not in written:
+            written[key] = _parts(p)
+        out.append(Markup(_opening(p) + written[key] + "</svg>"))
+    return out
+
+
+def _opening(p) -> str:
     e = escaped
     label = e(p.label)
     cls = f' class="{e(p.css_class)}"' if p.css_class else ""
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {p.width:g} {p.height:g}" '
-             f'width="{p.width:g}" height="{p.height:g}" role="img" aria-label="{label}" '
-             f'font-family="system-ui,sans-serif" font-size="{e(p.font_size)}"{cls}><title>{label}</title>']
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {p.width:g} {p.height:g}" '
+            f'width="{p.width:g}" height="{p.height:g}" role="img" aria-label="{label}" '
+            f'font-family="system-ui,sans-serif" font-size="{e(p.font_size)}"{cls}><title>{label}</title>')
+
+
+def _parts(p) -> str:
+    """The rectangles, lines and texts: all of a picture but its frame and label."""
+    e = escaped
+    parts = []
     # The parts are charts' named tuples, unpacked in their fields' order (faster than by name).
     for x, y, width, height, fill, title, stroke in p.rects:
         edge = ' stroke="#c8c8c8" stroke-width="0.5"' if stroke else ""
@@ -34,7 +61,6 @@ def svg_markup(p) -> str:
         at = f'transform="translate({x:g} {y:g}) rotate(-90)"' if rotate else f'x="{x:g}" y="{y:g}"'
         aligned = f' text-anchor="{e(anchor)}"' if anchor != "start" else ""
         parts.append(f'<text {at}{aligned} fill="{e(fill)}">{e(words)}</text>')
-    parts.append("</svg>")
     return "".join(parts)
 
 
