@@ -32,7 +32,9 @@ def main(argv=None) -> None:
     parser.add_argument("--n", type=int, default=200, help="submissions")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # bytecode cached
+    # Bytecode cached; and not AUTOGRADER_COURSE, which importing make_class set to this checkout's
+    # course: each checkout grades with its own, the folder it runs in.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "AUTOGRADER_COURSE")}
     with tempfile.TemporaryDirectory() as tmp:
         course = Path(tmp) / "course"
         honest_class(course, args.n)

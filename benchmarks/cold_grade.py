@@ -55,6 +55,7 @@ def main(argv=None) -> None:
     parser.add_argument("--checkout", type=Path, default=ROOT, help="the repository whose grader is timed")
     args = parser.parse_args(argv)
     env = dict(os.environ, PYTHONPATH=str(args.checkout.resolve()))
+    env.pop("AUTOGRADER_COURSE", None)  # set by importing make_class: the checkout's own course, where it runs
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as a student's shell has it: bytecode cached
     right = next(a for a in make_class.ARCHETYPES[args.assignment] if make_class.category(a) == "correct")
     notebook = make_class.archetype_notebook(args.assignment, right)

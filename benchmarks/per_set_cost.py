@@ -44,8 +44,9 @@ def build_class(folder: Path, assignment: str, n: int) -> None:
 def cost(assignment: str, n: int, jobs: int, checkout: Path | None = None) -> float:
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as an instructor's shell has it: bytecode cached
-    if checkout is not None:
+    if checkout is not None:  # its grader, and its course (the folder it runs in), not the one building the class chose
         env["PYTHONPATH"] = str(checkout)
+        env.pop("AUTOGRADER_COURSE", None)
     with tempfile.TemporaryDirectory(prefix=f"cost-{assignment}-") as tmp:
         folder, out = Path(tmp) / "class", Path(tmp) / "out"
         folder.mkdir()
