@@ -20,7 +20,6 @@ value nested more than MAX_DEPTH deep) travels as ``$opaque`` and decodes as ``O
 """
 from __future__ import annotations
 
-import functools
 import json
 import math
 import re
@@ -115,20 +114,25 @@ _DTYPE = re.compile(r"[<>|=]?[biuf][0-9]{1,2}")
 MAX_NDIM = 64  # numpy's own limit
 
 
+# What numpy read each text _DTYPE let by as (None for "i3", "f1": no such dtype, or not a
+# number type): a child sends a dtype with every array, and those texts are a few hundred.
+_READ: dict[str, np.dtype | None] = {}
+
+
 def _dtype(text) -> np.dtype | None:
     """The numeric dtype ``text`` names, or None: nothing else is even handed to numpy."""
-    if not isinstance(text, str) or not _DTYPE.fullmatch(text):
+    if not isinstance(text, str):
         return None
-    return _numeric_dtype(text)
-
-
-@functools.cache  # a child sends a dtype with every array; the texts _DTYPE lets by are a few hundred
-def _numeric_dtype(text: str) -> np.dtype | None:
+    if text in _READ:  # before the pattern: a text read once needs no second match
+        return _READ[text]
+    if not _DTYPE.fullmatch(text):
+        return None
     try:
         dt = np.dtype(text)
-    except (TypeError, ValueError):  # "i3", "f1": no such dtype
-        return None
-    return dt if dt.kind in "biuf" else None
+    except (TypeError, ValueError):
+        dt = None
+    _READ[text] = dt if dt is not None and dt.kind in "biuf" else None
+    return _READ[text]
 
 
 def _array(body: memoryview, dtype, shape, offset, size):
@@ -208,8 +212,10 @@ def _add(arrays: dict, a: np.ndarray) -> str:
 
 _DEEPEST = MAX_DEPTH + 1  # encode stops at MAX_DEPTH with an $opaque
 _TOO_DEEP = "a value nested deeper than the grader's wire nests"
-# What JSON's own null, booleans, floats and strings read back as, themselves at any size.
+# JSON's own null, booleans, floats and strings read back as themselves, at any size; and ints
+# too, of at most MAX_INT_BITS bits.
 _PLAIN = frozenset({type(None), bool, float, str})
+_LEAVES = _PLAIN | {int}
 
 
 class _Doc:
@@ -232,11 +238,14 @@ class _Doc:
             return doc if doc.bit_length() <= MAX_INT_BITS else self.malformed("an int of more bits than travel "
                                                                                "as a number")
         size = len(doc) if t is dict else 0
-        if size == 1:  # unpacked by its size, not as (tag, val), *rest: this runs for every value a child sends
-            [(tag, val)] = doc.items()
-            dtype = None
+        # unpacked by its size, its keys then their values, not as (tag, val), *rest of its items:
+        # this runs for every value a child sends
+        if size == 1:
+            (tag,) = doc
+            val, dtype = doc[tag], None
         elif size == 2:
-            (tag, val), (key, dtype) = doc.items()
+            tag, key = doc
+            val, dtype = doc[tag], doc[key]
             if tag != "$scalar" or key != "dtype":
                 return self.malformed("a value of two keys that is not a scalar")
         else:
@@ -258,9 +267,10 @@ class _Doc:
                 return self.malformed(f"{tag} of something that is not a list of at most {MAX_ITEMS} items")
             if depth == _DEEPEST:
                 items = [self.malformed(_TOO_DEEP) for _ in val]
-            else:  # a plain item is itself: no call for it
+            else:  # a leaf that reads back as itself takes no call: most of what a child sends
                 value, depth = self.value, depth + 1
-                items = [v if type(v) in _PLAIN else value(v, depth) for v in val]
+                items = [v if type(v) in _LEAVES and (type(v) is not int or v.bit_length() <= MAX_INT_BITS)
+                         else value(v, depth) for v in val]
             return tuple(items) if tag == "$tuple" else items
         if tag == "$dict":
             if type(val) is not dict or len(val) > MAX_ITEMS:

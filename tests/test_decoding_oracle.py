@@ -25,9 +25,23 @@ SETTINGS = dict(max_examples=600, deadline=None, derandomize=True,
 honest = (st.lists(records, max_size=4) | values).map(wire.encode)
 
 
-# Values of one node that may be Malformed, the doc's only one: the table's entry, or a scalar's range.
+# Values whose one node may be Malformed, the doc's only one: the table's entry, a scalar's range,
+# an int's size in a container.
 ONE_NODE = st.sampled_from([{"$array": "a0"}, {"$tuple": [{"$array": "a1"}, 1.5]}, {"$bytes": "a2"},
-                            {"$scalar": 300, "dtype": "|u1"}, {"$scalar": 3, "dtype": "|u1"}])
+                            {"$scalar": 300, "dtype": "|u1"}, {"$scalar": 3, "dtype": "|u1"},
+                            {"$list": [1 << wire.MAX_INT_BITS, "x"]}, {"$tuple": [(1 << wire.MAX_INT_BITS) - 1, None]},
+                            {"$dict": {"n": -(1 << wire.MAX_INT_BITS), "m": True}}])
+
+
+def nested(doc, levels: int):
+    for _ in range(levels):
+        doc = {"$list": [doc]}
+    return doc
+
+
+# Containers about the deepest level the wire nests, whose items are Malformed for their depth alone.
+NESTED = st.builds(nested, st.sampled_from([{"$dict": {"k": 1, "j": "x"}}, {"$tuple": [1, 2.5, None]}, 7]),
+                   st.integers(wire.MAX_DEPTH - 3, wire.MAX_DEPTH + 1))
 
 
 @st.composite
@@ -40,9 +54,11 @@ def forged_records(draw) -> bytes:
         offset = draw(st.integers(0, len(body)))
         size = draw(st.integers(0, len(body) - offset))
         fits = [key, "|u1", [size], offset, size]
-        table.append(draw(st.just(fits) | st.tuples(st.just(key), dtypes | text, st.lists(st.integers(-1, 9), max_size=3),
-                                                    st.integers(-1, 60), st.integers(-1, 60)).map(list)))
-    calls = [{"$dict": {"value": doc, "seconds": 0.25}} for doc in draw(st.lists(forged_docs | ONE_NODE, max_size=4))]
+        forged = st.tuples(st.just(key), dtypes | text, st.lists(st.integers(-1, 9), max_size=3),
+                           st.integers(-1, 60), st.integers(-1, 60)).map(list)
+        table.append(draw(st.just(fits) | forged))
+    calls = [{"$dict": {"value": doc, "seconds": 0.25}}
+             for doc in draw(st.lists(forged_docs | ONE_NODE | NESTED, max_size=4))]
     head = json.dumps({"doc": {"$list": calls}, "arrays": table}).encode()
     return len(head).to_bytes(8, "big") + head + body
 
@@ -59,7 +75,7 @@ def same(a, b) -> bool:
                 and (a.flags.writeable, a.flags.owndata, a.flags.aligned, a.flags.c_contiguous)
                 == (b.flags.writeable, b.flags.owndata, b.flags.aligned, b.flags.c_contiguous))
     if type(a) in (list, tuple):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     if type(a) is dict:
         return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
     if type(a) is float or isinstance(a, np.generic):

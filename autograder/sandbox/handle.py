@@ -685,9 +685,13 @@ def _pid_here(pidfd: int) -> int:
     whatever pid namespace the zygote forked it in); -1 if it cannot tell."""
     if pidfd < 0:
         return -1
-    try:
-        with open(f"/proc/self/fdinfo/{pidfd}") as f:
-            pid = next(int(line.split()[1]) for line in f if line.startswith("Pid:"))
+    try:  # os.open and one read, not open(): a text file's layers cost more than the read, every child
+        fd = os.open(f"/proc/self/fdinfo/{pidfd}", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            info = os.read(fd, 1 << 12)
+        finally:
+            os.close(fd)
+        pid = next(int(line.split()[1]) for line in info.splitlines() if line.startswith(b"Pid:"))
     except (OSError, StopIteration, ValueError, IndexError):
         return -1
     return pid if pid > 0 else -1
