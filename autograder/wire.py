@@ -229,8 +229,19 @@ class _Doc:
         self.marked = True
         return Malformed(why)
 
+    def items(self, container: list | dict, keys, depth: int) -> None:
+        """A container's items read back at ``depth``, in place: the parsed list or dict is this
+        decode's own, shared with nothing, and making another for each costs more than the
+        reading. A leaf that reads back as itself stays as it is, without a call."""
+        for key in keys:
+            doc = container[key]
+            if depth > _DEEPEST or type(doc) not in _LEAVES or type(doc) is int and doc.bit_length() > MAX_INT_BITS:
+                container[key] = self.value(doc, depth)
+
     def value(self, doc, depth: int):
-        """``doc`` read back, at a ``depth`` of at most _DEEPEST (its container saw to that)."""
+        """``doc`` read back, at ``depth``."""
+        if depth > _DEEPEST:
+            return self.malformed(_TOO_DEEP)
         t = type(doc)
         if t in _PLAIN:
             return doc
@@ -265,20 +276,13 @@ class _Doc:
         if tag == "$tuple" or tag == "$list":
             if type(val) is not list or len(val) > MAX_ITEMS:
                 return self.malformed(f"{tag} of something that is not a list of at most {MAX_ITEMS} items")
-            if depth == _DEEPEST:
-                items = [self.malformed(_TOO_DEEP) for _ in val]
-            else:  # a leaf that reads back as itself takes no call: most of what a child sends
-                value, depth = self.value, depth + 1
-                items = [v if type(v) in _LEAVES and (type(v) is not int or v.bit_length() <= MAX_INT_BITS)
-                         else value(v, depth) for v in val]
-            return tuple(items) if tag == "$tuple" else items
+            self.items(val, range(len(val)), depth + 1)
+            return tuple(val) if tag == "$tuple" else val
         if tag == "$dict":
             if type(val) is not dict or len(val) > MAX_ITEMS:
                 return self.malformed(f"$dict of something that is not an object of at most {MAX_ITEMS} keys")
-            if depth == _DEEPEST:
-                return {k: self.malformed(_TOO_DEEP) for k in val}
-            value, depth = self.value, depth + 1
-            return {k: v if type(v) in _PLAIN else value(v, depth) for k, v in val.items()}
+            self.items(val, val.keys(), depth + 1)
+            return val
         if tag == "$scalar":
             scalar = _scalar(val, dtype)
             if type(scalar) is Malformed:

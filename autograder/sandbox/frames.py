@@ -182,12 +182,12 @@ def record(doc, fields: dict | None = None) -> CallOutcome:
         why = fields[key](doc[key])
         if why:
             return CallOutcome.malformed(f"a call's {key!r} that is {why}")
-    if shape is Ending.UNDEFINED:
-        return CallOutcome.undefined()
+    if shape is Ending.RETURNED:  # most records, first: its outcome made directly, with no classmethod between
+        after = doc.get("inputs_after")
+        return CallOutcome(shape, doc["value"], doc["seconds"], None if after is None else tuple(after))
     if shape is Ending.RAISED:
         return CallOutcome.raised(doc["error"], doc["message"], doc.get("where", ""))
-    after = doc.get("inputs_after")
-    return CallOutcome.returned(doc["value"], doc["seconds"], None if after is None else tuple(after))
+    return CallOutcome.undefined()
 
 
 def through_wire(records: list[dict]) -> tuple[CallOutcome, ...]:
