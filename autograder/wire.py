@@ -212,8 +212,8 @@ def _add(arrays: dict, a: np.ndarray) -> str:
 
 _DEEPEST = MAX_DEPTH + 1  # encode stops at MAX_DEPTH with an $opaque
 _TOO_DEEP = "a value nested deeper than the grader's wire nests"
-# JSON's own null, booleans, floats and strings read back as themselves, at any size; and ints
-# too, of at most MAX_INT_BITS bits.
+# JSON's own null, booleans, floats and strings read back as themselves at any size (_PLAIN);
+# so do its ints of at most MAX_INT_BITS bits (_LEAVES, with that check beside it).
 _PLAIN = frozenset({type(None), bool, float, str})
 _LEAVES = _PLAIN | {int}
 
