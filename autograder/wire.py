@@ -20,11 +20,11 @@ value nested more than MAX_DEPTH deep) travels as ``$opaque`` and decodes as ``O
 """
 from __future__ import annotations
 
-import functools
 import json
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -87,6 +87,12 @@ def decode(blob: bytes):
     unknown tag, an array that is missing, not numeric, or whose dtype, shape, offset or size do
     not fit the bytes, a scalar that does not fit its dtype) decodes as ``Malformed`` where it
     stands, so the rest of the frame still reads."""
+    return decode_marked(blob)[0]
+
+
+def decode_marked(blob: bytes) -> tuple[Any, bool]:
+    """``decode``'s value, and whether a ``Malformed`` stands anywhere in it: a reader that must
+    find every one (sandbox/frames.py) need not walk a value that holds none."""
     n = int.from_bytes(blob[:8], "big")
     if n > MAX_HEADER:
         raise ValueError(f"a header of {n} bytes is over the limit")
@@ -99,7 +105,8 @@ def decode(blob: bytes):
         if type(key) is not str or key in arrays:
             raise ValueError("an array table whose keys are not distinct names")
         arrays[key] = _array(body, dtype, shape, offset, size)
-    return _from_json(head["doc"], arrays, 0)
+    doc = _Doc(arrays)
+    return doc.value(head["doc"], 0), doc.marked
 
 
 # The dtypes encode sends: a byte order, a kind of bool, int, uint or float, an item size.
@@ -107,20 +114,25 @@ _DTYPE = re.compile(r"[<>|=]?[biuf][0-9]{1,2}")
 MAX_NDIM = 64  # numpy's own limit
 
 
+# What numpy read each text _DTYPE let by as (None for "i3", "f1": no such dtype, or not a
+# number type): a child sends a dtype with every array, and those texts are a few hundred.
+_READ: dict[str, np.dtype | None] = {}
+
+
 def _dtype(text) -> np.dtype | None:
     """The numeric dtype ``text`` names, or None: nothing else is even handed to numpy."""
-    if not isinstance(text, str) or not _DTYPE.fullmatch(text):
+    if not isinstance(text, str):
         return None
-    return _numeric_dtype(text)
-
-
-@functools.cache  # a child sends a dtype with every array; the texts _DTYPE lets by are a few hundred
-def _numeric_dtype(text: str) -> np.dtype | None:
+    if text in _READ:  # before the pattern: a text read once needs no second match
+        return _READ[text]
+    if not _DTYPE.fullmatch(text):
+        return None
     try:
         dt = np.dtype(text)
-    except (TypeError, ValueError):  # "i3", "f1": no such dtype
-        return None
-    return dt if dt.kind in "biuf" else None
+    except (TypeError, ValueError):
+        dt = None
+    _READ[text] = dt if dt is not None and dt.kind in "biuf" else None
+    return _READ[text]
 
 
 def _array(body: memoryview, dtype, shape, offset, size):
@@ -132,8 +144,8 @@ def _array(body: memoryview, dtype, shape, offset, size):
         return Malformed("an array whose shape, offset or size are not counts")
     if offset + size > len(body) or math.prod(shape) * dt.itemsize != size:
         return Malformed(f"an array whose {_short(size)} bytes do not fit its shape {_short(shape)}")
-    try:
-        return np.frombuffer(body[offset : offset + size], dtype=dt).reshape(tuple(shape)).copy()
+    try:  # an array over the body's bytes, then its copy: two arrays made, not three
+        return np.ndarray(tuple(shape), dt, body, offset).copy()
     except (ValueError, OverflowError, MemoryError):  # a zero-size shape of dimensions past intp
         return Malformed(f"an array of shape {_short(shape)}, which numpy cannot build")
 
@@ -198,50 +210,91 @@ def _add(arrays: dict, a: np.ndarray) -> str:
     return arrays[id(a)][0]
 
 
-def _from_json(doc, arrays, depth):
-    """What encode's ``_to_json`` wrote, read back; anything it would not write is Malformed."""
-    if depth > MAX_DEPTH + 1:  # encode stops at MAX_DEPTH with an $opaque
-        return Malformed("a value nested deeper than the grader's wire nests")
-    t = type(doc)
-    if doc is None or t is bool or t is float or t is str:
-        return doc
-    if t is int:
-        return doc if doc.bit_length() <= MAX_INT_BITS else Malformed("an int of more bits than travel as a number")
-    size = len(doc) if t is dict else 0
-    if size == 1:  # unpacked by its size, not as (tag, val), *rest: this runs for every value a child sends
-        [(tag, val)] = doc.items()
-        dtype = None
-    elif size == 2:
-        (tag, val), (key, dtype) = doc.items()
-        if tag != "$scalar" or key != "dtype":
-            return Malformed("a value of two keys that is not a scalar")
-    else:
-        return Malformed("a bare JSON list or object where a tagged value belongs")
-    if tag in ("$array", "$bytes"):
-        a = arrays.get(val) if type(val) is str else None
-        if not isinstance(a, np.ndarray):
-            return a if isinstance(a, Malformed) else Malformed(f"{tag} naming no array of the frame")
-        if tag == "$array":
-            return a
-        return a.tobytes() if a.dtype == np.uint8 and a.ndim == 1 else Malformed("$bytes of an array that is not bytes")
-    if tag == "$scalar":
-        return _scalar(val, dtype)
-    if tag in ("$rng", "$npint"):
-        if type(val) is not int or val.bit_length() > 64:
-            return Malformed(f"{tag} of something that is not a 64-bit int")
-        return Rng(val) if tag == "$rng" else NpInt(val)
-    if tag in ("$tuple", "$list"):
-        if type(val) is not list or len(val) > MAX_ITEMS:
-            return Malformed(f"{tag} of something that is not a list of at most {MAX_ITEMS} items")
-        items = [_from_json(v, arrays, depth + 1) for v in val]
-        return tuple(items) if tag == "$tuple" else items
-    if tag == "$dict":
-        if type(val) is not dict or len(val) > MAX_ITEMS:
-            return Malformed(f"$dict of something that is not an object of at most {MAX_ITEMS} keys")
-        return {k: _from_json(v, arrays, depth + 1) for k, v in val.items()}
-    if tag == "$opaque":
-        return Opaque(val[:200]) if type(val) is str else Malformed("$opaque of something that is not a name")
-    return Malformed(f"an unknown tag {str(tag)[:40]!r}")
+_DEEPEST = MAX_DEPTH + 1  # encode stops at MAX_DEPTH with an $opaque
+_TOO_DEEP = "a value nested deeper than the grader's wire nests"
+# JSON's own null, booleans, floats and strings read back as themselves at any size (_PLAIN);
+# so do its ints of at most MAX_INT_BITS bits (_LEAVES, with that check beside it).
+_PLAIN = frozenset({type(None), bool, float, str})
+_LEAVES = _PLAIN | {int}
+
+
+class _Doc:
+    """A frame's doc read back against its array table: what encode's ``_to_json`` wrote, and
+    anything it would not write as Malformed. ``marked``: whether a Malformed was put anywhere."""
+
+    def __init__(self, arrays: dict):
+        self.arrays, self.marked = arrays, False
+
+    def malformed(self, why: str) -> Malformed:
+        self.marked = True
+        return Malformed(why)
+
+    def items(self, container: list | dict, keys, depth: int) -> None:
+        """A container's items read back at ``depth``, in place: the parsed list or dict is this
+        decode's own, shared with nothing, and making another for each costs more than the
+        reading. A leaf that reads back as itself stays as it is, without a call."""
+        for key in keys:
+            doc = container[key]
+            if depth > _DEEPEST or type(doc) not in _LEAVES or type(doc) is int and doc.bit_length() > MAX_INT_BITS:
+                container[key] = self.value(doc, depth)
+
+    def value(self, doc, depth: int):
+        """``doc`` read back, at ``depth``."""
+        if depth > _DEEPEST:
+            return self.malformed(_TOO_DEEP)
+        t = type(doc)
+        if t in _PLAIN:
+            return doc
+        if t is int:
+            return doc if doc.bit_length() <= MAX_INT_BITS else self.malformed("an int of more bits than travel "
+                                                                               "as a number")
+        size = len(doc) if t is dict else 0
+        # unpacked by its size, its keys then their values, not as (tag, val), *rest of its items:
+        # this runs for every value a child sends
+        if size == 1:
+            (tag,) = doc
+            val, dtype = doc[tag], None
+        elif size == 2:
+            tag, key = doc
+            val, dtype = doc[tag], doc[key]
+            if tag != "$scalar" or key != "dtype":
+                return self.malformed("a value of two keys that is not a scalar")
+        else:
+            return self.malformed("a bare JSON list or object where a tagged value belongs")
+        # the tags in the order of how often a child sends them: this runs for every value
+        if tag == "$array" or tag == "$bytes":
+            a = self.arrays.get(val) if type(val) is str else None
+            if type(a) is not np.ndarray:  # the table holds only plain arrays and Malformed
+                if type(a) is Malformed:
+                    self.marked = True
+                    return a
+                return self.malformed(f"{tag} naming no array of the frame")
+            if tag == "$array":
+                return a
+            return a.tobytes() if a.dtype == np.uint8 and a.ndim == 1 else self.malformed("$bytes of an array that "
+                                                                                           "is not bytes")
+        if tag == "$tuple" or tag == "$list":
+            if type(val) is not list or len(val) > MAX_ITEMS:
+                return self.malformed(f"{tag} of something that is not a list of at most {MAX_ITEMS} items")
+            self.items(val, range(len(val)), depth + 1)
+            return tuple(val) if tag == "$tuple" else val
+        if tag == "$dict":
+            if type(val) is not dict or len(val) > MAX_ITEMS:
+                return self.malformed(f"$dict of something that is not an object of at most {MAX_ITEMS} keys")
+            self.items(val, val.keys(), depth + 1)
+            return val
+        if tag == "$scalar":
+            scalar = _scalar(val, dtype)
+            if type(scalar) is Malformed:
+                self.marked = True
+            return scalar
+        if tag == "$rng" or tag == "$npint":
+            if type(val) is not int or val.bit_length() > 64:
+                return self.malformed(f"{tag} of something that is not a 64-bit int")
+            return Rng(val) if tag == "$rng" else NpInt(val)
+        if tag == "$opaque":
+            return Opaque(val[:200]) if type(val) is str else self.malformed("$opaque of something that is not a name")
+        return self.malformed(f"an unknown tag {str(tag)[:40]!r}")
 
 
 def _scalar(val, dtype):

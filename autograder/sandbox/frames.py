@@ -159,16 +159,19 @@ def result(blob: bytes) -> tuple[CallOutcome, ...]:
     """RESULT's payload: one outcome per call. Raises Malformed when it is not a wire frame
     holding a list of records; a record that does not parse is a MALFORMED outcome."""
     try:
-        doc = wire.decode(blob)
+        doc, marked = wire.decode_marked(blob)
     except Exception as e:  # noqa: BLE001 - untrusted bytes: whatever fails, the frame is not one
         raise Malformed(f"not a frame of the grader's wire format ({type(e).__name__})") from None
     if type(doc) is not list:
         raise Malformed(f"{_what(doc)} where the list of calls belongs")
-    return tuple(record(r) for r in doc)
+    fields = _FIELDS if marked else _UNMARKED_FIELDS
+    return tuple([record(r, fields) for r in doc])
 
 
-def record(doc) -> CallOutcome:
-    """One call's record (a decoded dict), checked field by field."""
+def record(doc, fields: dict | None = None) -> CallOutcome:
+    """One call's record (a decoded dict), checked field by field with ``fields`` (``_FIELDS``
+    unless the record's frame is known to hold no wire.Malformed: ``_UNMARKED_FIELDS``)."""
+    fields = _FIELDS if fields is None else fields
     if type(doc) is not dict:
         return CallOutcome.malformed(f"{_what(doc)} where a call's record belongs")
     keys = frozenset(doc)
@@ -176,15 +179,15 @@ def record(doc) -> CallOutcome:
     if shape is None:
         return CallOutcome.malformed(f"a call's record with the fields {sorted(keys)[:6]}"[:120])
     for key in keys:
-        why = _FIELDS[key](doc[key])
+        why = fields[key](doc[key])
         if why:
             return CallOutcome.malformed(f"a call's {key!r} that is {why}")
-    if shape is Ending.UNDEFINED:
-        return CallOutcome.undefined()
+    if shape is Ending.RETURNED:  # most records, first: its outcome made directly, with no classmethod between
+        after = doc.get("inputs_after")
+        return CallOutcome(shape, doc["value"], doc["seconds"], None if after is None else tuple(after))
     if shape is Ending.RAISED:
         return CallOutcome.raised(doc["error"], doc["message"], doc.get("where", ""))
-    after = doc.get("inputs_after")
-    return CallOutcome.returned(doc["value"], doc["seconds"], None if after is None else tuple(after))
+    return CallOutcome.undefined()
 
 
 def through_wire(records: list[dict]) -> tuple[CallOutcome, ...]:
@@ -229,6 +232,11 @@ def _value(x) -> str:
     return f"not plain data ({bad.why})" if bad else ""
 
 
+def _plain(x) -> str:
+    """A value from a frame wire.decode_marked found no Malformed in: plain data throughout."""
+    return ""
+
+
 def _true(x) -> str:
     return "" if x is True else f"{_what(x)}, not true"
 
@@ -248,6 +256,7 @@ def _inputs(x) -> str:
 _FIELDS = {"value": _value, "seconds": _seconds, "inputs_after": _inputs,
            "error": _text(MAX_NAME), "message": _text(MAX_LINE), "where": _text(MAX_WHERE),
            "undefined": _true}
+_UNMARKED_FIELDS = {**_FIELDS, "value": _plain}  # _value's walk would find nothing
 _PROBLEM = {"cell": _cell, "error": _text(MAX_NAME), "message": _text(MAX_LINE)}
 _SHAPES = {frozenset({"value", "seconds"}): Ending.RETURNED,
            frozenset({"value", "seconds", "inputs_after"}): Ending.RETURNED,

@@ -456,7 +456,8 @@ class Sandbox:
             if theirs:
                 outputs.append(out.text())
         return SandboxResult(
-            {names[k]: job.results.get(k, ExerciseRun("crashed", detail=NOT_REACHED)) for k in range(len(names))},
+            {names[k]: job.results[k] if k in job.results else ExerciseRun("crashed", detail=NOT_REACHED)
+             for k in range(len(names))},  # not .get(k, default), which would build a default for each
             [job.problems[i] for i in sorted(job.problems)], last_characters(outputs, self.limits.output),
             time.monotonic() - started)
 
@@ -464,6 +465,7 @@ class Sandbox:
         """One child's run from ``job.next_ex``, recording into ``job`` as frames come. Raises
         _NotTheStudents for an end no student code caused (see the module's docstring)."""
         from ..results import CellEnd, CellProblem
+        from . import frames  # once an attempt, not once a frame: an import statement costs a call
 
         names, timeout = job.names, job.timeout
         reader = Reader(c.results, self.limits.result)
@@ -493,7 +495,8 @@ class Sandbox:
         try:
             while True:
                 try:
-                    frame = reader.next(clock.wall_deadline(), also=drain, watch=watch)
+                    # a frame here already needs no deadline, nor a look at the child's clock
+                    frame = reader.whole() or reader.next(clock.wall_deadline(), also=drain, watch=watch)
                     how = "crashed" if frame is None else None  # no frame: its results pipe ended
                 except Timeout:
                     late = clock.expired()
@@ -508,17 +511,17 @@ class Sandbox:
                     kind, data = frame
                     try:
                         if kind is Kind.CELL:
-                            step, students = ("cell", _index(data, 1 << 30)), True
+                            step, students = ("cell", frames.index(data, 1 << 30)), True
                             clock.step()
                             continue
                         if kind is Kind.PROBLEM and step and step[0] == "cell":
-                            raised = _problem(data)
+                            raised = frames.problem(data)
                             if raised.cell == step[1]:
                                 job.problems[step[1]] = CellProblem(step[1], CellEnd.RAISED, raised.error,
                                                                     raised.message)
                                 continue
                         elif kind is Kind.EXERCISE:
-                            k = _index(data, len(names))
+                            k = frames.index(data, len(names))
                             if k >= job.next_ex:
                                 step, students = ("exercise", k), True
                                 clock.step()
@@ -682,9 +685,13 @@ def _pid_here(pidfd: int) -> int:
     whatever pid namespace the zygote forked it in); -1 if it cannot tell."""
     if pidfd < 0:
         return -1
-    try:
-        with open(f"/proc/self/fdinfo/{pidfd}") as f:
-            pid = next(int(line.split()[1]) for line in f if line.startswith("Pid:"))
+    try:  # os.open and one read, not open(): a text file's layers cost more than the read, every child
+        fd = os.open(f"/proc/self/fdinfo/{pidfd}", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            info = os.read(fd, 1 << 12)
+        finally:
+            os.close(fd)
+        pid = next(int(line.split()[1]) for line in info.splitlines() if line.startswith(b"Pid:"))
     except (OSError, StopIteration, ValueError, IndexError):
         return -1
     return pid if pid > 0 else -1
@@ -717,18 +724,6 @@ def _job(value) -> bytes:
     from . import job
 
     return job.dumps(value)
-
-
-def _problem(data: bytes):
-    from . import frames
-
-    return frames.problem(data)
-
-
-def _index(data: bytes, bound: int) -> int:
-    from . import frames
-
-    return frames.index(data, bound)
 
 
 def _outcomes(blob: bytes) -> ExerciseRun:

@@ -25,6 +25,9 @@ import time
 
 HEADER = struct.Struct(">cQ")
 WATCH_EVERY = 0.05  # seconds between a reader's calls of its watch
+# Bytes a reader asks for at a time: what a pipe holds. A larger read gets no more from a pipe,
+# and costs an allocation of its whole size first (a mapping of its own, past malloc's threshold).
+READ = 1 << 16
 
 
 class Kind(bytes, enum.Enum):
@@ -39,6 +42,9 @@ class Kind(bytes, enum.Enum):
     # grader -> child, on the job pipe
     PLAN = b"L"
     JOB = b"J"
+
+
+_KINDS = {kind.value: kind for kind in Kind}  # a dict's lookup: Kind(code) costs an enum's call, every frame
 
 
 class ProtocolError(Exception):
@@ -73,24 +79,33 @@ class Reader:
         self.fd, self.limit, self.buf, self.eof = fd, limit, bytearray(), False
         self.next_watch = time.monotonic() + WATCH_EVERY  # nothing to watch in a submission's first moments
 
+    def whole(self) -> tuple[Kind, bytes] | None:
+        """The next frame if it has been read whole, else None: it neither reads nor waits, so a
+        caller need not work out a deadline for a frame already here. Raises ``ProtocolError``
+        as ``next`` does, as soon as the frame's header is here."""
+        if len(self.buf) < HEADER.size:
+            return None
+        code, n = HEADER.unpack_from(self.buf)
+        kind = _KINDS.get(code)
+        if kind is None:
+            raise ProtocolError(f"unknown frame kind {code!r}")
+        if n > self.limit:
+            raise ProtocolError(f"a frame of {n} bytes is over the limit of {self.limit}")
+        if len(self.buf) < HEADER.size + n:
+            return None
+        payload = bytes(self.buf[HEADER.size : HEADER.size + n])
+        del self.buf[: HEADER.size + n]
+        return kind, payload
+
     def next(self, deadline: float = float("inf"), also: dict | None = None, watch=None, every: float = WATCH_EVERY):
         """``also``: other descriptors to serve while waiting, each with a callback that reads
         it and returns False at its end (it is then dropped from ``also``). ``watch``: called
         every ``every`` seconds while waiting (not before ``WATCH_EVERY`` seconds after the
         reader was made); a reason it returns raises ``Stopped``."""
         while True:
-            if len(self.buf) >= HEADER.size:
-                kind, n = HEADER.unpack_from(self.buf)
-                try:
-                    kind = Kind(kind)
-                except ValueError:
-                    raise ProtocolError(f"unknown frame kind {kind!r}") from None
-                if n > self.limit:
-                    raise ProtocolError(f"a frame of {n} bytes is over the limit of {self.limit}")
-                if len(self.buf) >= HEADER.size + n:
-                    payload = bytes(self.buf[HEADER.size : HEADER.size + n])
-                    del self.buf[: HEADER.size + n]
-                    return kind, payload
+            frame = self.whole()
+            if frame is not None:
+                return frame
             if self.eof:
                 if self.buf:
                     raise ProtocolError("the stream ended inside a frame")
@@ -111,7 +126,7 @@ class Reader:
                 if fd != self.fd and not also[fd](fd):
                     del also[fd]
             if self.fd in ready:
-                chunk = os.read(self.fd, 1 << 20)
+                chunk = os.read(self.fd, READ)
                 if not chunk:
                     self.eof = True
                 self.buf += chunk
