@@ -1,13 +1,11 @@
 """The grader's reading of a child's frames as it was before it was made faster (commit
-76eb9f0): wire.decode's recursion, every RESULT record's value walked for a Malformed, and
-numpy's own reduction of each array in the job. Kept as the oracle the faster code must
-agree with on every frame, valid or forged (test_decoding_oracle.py); not used by the grader."""
+76eb9f0): wire.decode's recursion, and every RESULT record's value walked for a Malformed.
+Kept as the oracle the faster code must agree with on every frame, valid or forged
+(test_decoding_oracle.py); not used by the grader."""
 from __future__ import annotations
 
-import io
 import json
 import math
-import pickle
 
 import numpy as np
 
@@ -112,18 +110,4 @@ def result(blob: bytes) -> tuple[frames.CallOutcome, ...]:
     if type(doc) is not list:
         raise frames.Malformed(f"{frames._what(doc)} where the list of calls belongs")
     return tuple(frames.record(r, frames._FIELDS) for r in doc)
-
-
-class _Pickler(pickle.Pickler):
-    def reducer_override(self, obj):
-        if isinstance(obj, np.ndarray) and (type(obj) is not np.ndarray or not obj.flags.c_contiguous):
-            return np.array(obj, order="C").__reduce_ex__(pickle.HIGHEST_PROTOCOL)
-        return NotImplemented
-
-
-def job_dumps(value) -> bytes:
-    """sandbox/job.dumps: numpy's own reduction of every array."""
-    out = io.BytesIO()
-    _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
-    return out.getvalue()
 

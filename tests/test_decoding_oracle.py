@@ -2,8 +2,7 @@
 frame, valid or forged: wire.decode builds the same values (types, dtypes, bytes, flags, the
 same array object where a frame names one twice) or fails the same way; decode_marked says a
 Malformed stands in the value exactly when one does, so frames.result, which walks a value
-only when it is marked, parses every RESULT as walking every value did; and the job's bytes
-are the bytes numpy's own reduction of each array gives."""
+only when it is marked, parses every RESULT as walking every value did."""
 from __future__ import annotations
 
 import dataclasses
@@ -13,12 +12,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 from test_frames_property import dtypes, forged_docs, forged_wire, records, result_payloads, text, values
 
 import decoding_oracle as base
 from autograder import wire
-from autograder.sandbox import frames, job
+from autograder.sandbox import frames
 
 SETTINGS = dict(max_examples=600, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -135,40 +133,3 @@ def test_a_result_parses_as_when_every_value_was_walked(blob):
     mine, theirs = outcome(frames.result, blob), outcome(base.result, blob)
     assert mine[0] == theirs[0] and same(mine[1], theirs[1])
 
-
-class Sub(np.ndarray):
-    """A subclass the job must send as a plain array."""
-
-
-DTYPES = [np.dtype(d) for d in ["<f8", ">f8", "<f4", "<f2", "<i8", ">i4", "|i1", "<u2", "|u1", "|b1", "<c16", ">c8",
-                                 np.longdouble, "<U3", "|S2", "<M8[s]", "<m8[D]", [("a", "<i4"), ("b", "<f8")], object]]
-LAYOUTS = {
-    "as drawn": lambda a: a,
-    "transposed": lambda a: a.T,
-    "every other": lambda a: a[::2] if a.ndim else a,
-    "read-only": lambda a: (a.setflags(write=False), a)[1],
-    "a subclass": lambda a: a.view(Sub),
-    "a masked array": lambda a: np.ma.masked_array(a),
-}
-
-
-@st.composite
-def job_arrays(draw) -> np.ndarray:
-    dtype = draw(st.sampled_from(DTYPES))
-    shape = draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4))
-    size = int(np.prod(shape))
-    if dtype.hasobject:
-        a = np.empty(shape, dtype)
-        a.flat = draw(st.lists(st.integers(), min_size=size, max_size=size)) or 0
-    else:
-        a = np.frombuffer(draw(st.binary(min_size=size * dtype.itemsize, max_size=size * dtype.itemsize)),
-                          dtype).reshape(shape).copy()
-    return LAYOUTS[draw(st.sampled_from(sorted(LAYOUTS)))](a)
-
-
-@settings(**SETTINGS)
-@given(st.lists(job_arrays(), max_size=4).flatmap(
-    lambda arrays: st.lists(st.sampled_from(arrays), max_size=6) if arrays else st.just([]))
-       .map(lambda picked: {"exercises": [("f", [("f", tuple(picked), {}, False)])], "again": picked}))
-def test_the_jobs_bytes_are_numpys_own_reduction_of_each_array(value):
-    assert job.dumps(value) == base.job_dumps(value)

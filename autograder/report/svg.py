@@ -24,7 +24,8 @@ def drawn(pictures: list) -> list[Markup | None]:
     """Pictures (charts.Svg, or None where there is nothing to draw) as ``svg_markup`` writes
     them, for a template to print as they are. The parts of pictures that share them (one
     matrix under several titles: charts.heatmaps) are written once, for all of them."""
-    written: dict[tuple[int, int, int], str] = {}  # by the parts' identities: each list is held by ``pictures`` meanwhile
+    # by the parts' identities: each list is held by ``pictures`` meanwhile
+    written: dict[tuple[int, int, int], str] = {}
     out: list[Markup | None] = []
     for p in pictures:
         if p is None:

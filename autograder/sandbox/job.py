@@ -15,31 +15,19 @@ import io
 import pickle
 
 import numpy as np
-from numpy._core.numeric import _frombuffer
-
-PROTOCOL = pickle.HIGHEST_PROTOCOL
-# The order numpy's reduction names: the interpreter's cached one-character string (not a "C"
-# literal, another object), so a job mixing arrays numpy reduces pickles it once, as numpy would.
-C_ORDER = chr(ord("C"))
 
 
 class _Pickler(pickle.Pickler):
     def reducer_override(self, obj):
         # Called for arrays and other objects, not for str, int, float, bytes, tuple, list, dict.
-        if not isinstance(obj, np.ndarray):
-            return NotImplemented
-        if type(obj) is not np.ndarray or not obj.flags.c_contiguous:
-            obj = np.array(obj, order="C")  # a plain C-ordered copy
-        if obj.dtype.kind not in "biufc":
-            return obj.__reduce_ex__(PROTOCOL)
-        # What ndarray.__reduce_ex__ returns for a plain C-ordered array of numbers, without the
-        # two imports numpy makes for each one: half of a job's bytes went to them.
-        return _frombuffer, (pickle.PickleBuffer(obj), obj.dtype, obj.shape, C_ORDER)
+        if isinstance(obj, np.ndarray) and (type(obj) is not np.ndarray or not obj.flags.c_contiguous):
+            return np.array(obj, order="C").__reduce_ex__(pickle.HIGHEST_PROTOCOL)  # a plain C-ordered copy
+        return NotImplemented
 
 
 def dumps(value) -> bytes:
     out = io.BytesIO()
-    _Pickler(out, protocol=PROTOCOL).dump(value)
+    _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
     return out.getvalue()
 
 
