@@ -19,7 +19,7 @@ from . import prestart
 from .crashes import signal_name
 from .errors import failure_text
 from .sandbox.confine import PR_SET_PDEATHSIG
-from .sandbox.protocol import write_all
+from .sandbox.protocol import Kind, Reader, send
 from .tasks import Job, Outcome, RunSettings, grade_task, store, task_for
 
 
@@ -62,51 +62,42 @@ def _grade_one(job: Job, settings: RunSettings) -> Outcome:
         return Outcome(job.entry.student, failure=failure_text(e))
 
 
+# The largest frame either side reads: a student's place is 4 bytes, an outcome (its row, its
+# dashboard data, a failure's words) some kilobytes; the other side is this program's own.
+FRAME_LIMIT = 1 << 32
+
+
 @dataclass
 class _Worker:
-    """The batch's end of one worker process: the pipe it is told its students on (their
-    places in the list it was forked with, 4 bytes each), the pipe it answers on (each
-    Outcome pickled, after 8 bytes of length), and whom it has been told and not answered."""
+    """The batch's end of one worker process: the pipe it is told its students on (a JOB frame
+    each, their places in the list it was forked with), the pipe it answers on (a RESULT frame
+    each, the place and the Outcome pickled), and whom it has been told and not answered."""
     pid: int
     to: int  # write: the next students' places
-    back: int  # read: the outcomes
+    back: Reader  # the outcomes
     told: deque = field(default_factory=deque)
-    buf: bytearray = field(default_factory=bytearray)
 
     def close(self) -> None:
-        for fd in (self.to, self.back):
+        for fd in (self.to, self.back.fd):
             if fd >= 0:
                 os.close(fd)
-        self.to = self.back = -1
+        self.to = self.back.fd = -1
 
 
 def _serve(todo: list[Job], settings: RunSettings, told: int, back: int) -> None:
     """A worker process: grade each student it is told, answer with their Outcome, end at
     the end of its pipe. Never returns."""
     try:
-        while True:
-            place = _read_exactly(told, 4)
-            if place is None:
-                break
-            k = int.from_bytes(place, "big")
+        reader = Reader(told, FRAME_LIMIT)
+        while (frame := reader.next()) is not None:
+            k = int.from_bytes(frame[1], "big")
             try:
                 outcome = _grade_one(todo[k], settings)
             except BaseException as e:  # noqa: BLE001 - not even a failure could be made: say so, as the grader's
                 outcome = Outcome(todo[k].entry.student, failure=f"the grading worker failed ({type(e).__name__})")
-            blob = pickle.dumps((k, outcome), protocol=pickle.HIGHEST_PROTOCOL)
-            write_all(back, len(blob).to_bytes(8, "big") + blob)
+            send(back, Kind.RESULT, pickle.dumps((k, outcome), protocol=pickle.HIGHEST_PROTOCOL))
     finally:
         os._exit(0)
-
-
-def _read_exactly(fd: int, n: int) -> bytes | None:
-    data = b""
-    while len(data) < n:
-        chunk = os.read(fd, n - len(data))
-        if not chunk:
-            return None
-        data += chunk
-    return data
 
 
 def _how(status: int) -> str:
@@ -201,36 +192,27 @@ class LocalPool:
             _serve(self.todo, settings, told_r, back_w)
         os.close(told_r)
         os.close(back_w)
-        return _Worker(pid, told_w, back_r)
+        return _Worker(pid, told_w, Reader(back_r, FRAME_LIMIT))
 
     def _tell(self, worker: _Worker) -> None:
         """Tell ``worker`` students until it has AHEAD, or none waits."""
-        places = []
         while self.waiting and len(worker.told) < self.AHEAD:
             k = self.waiting.popleft()
             worker.told.append(k)
-            places.append(k.to_bytes(4, "big"))
-        if places:
             try:
-                write_all(worker.to, b"".join(places))
+                send(worker.to, Kind.JOB, k.to_bytes(4, "big"))
             except OSError:
                 pass  # it has ended: its pipe's end says so to outcomes(), which hands them to the others
 
     def outcomes(self) -> Iterator[tuple[Job, Outcome]]:
         while any(w.told for w in self.workers):
-            ready, _, _ = select.select([w.back for w in self.workers if w.told], [], [])
-            for worker in [w for w in self.workers if w.back in ready]:
-                chunk = os.read(worker.back, 1 << 20)
-                if not chunk:
+            ready, _, _ = select.select([w.back.fd for w in self.workers if w.told], [], [])
+            for worker in [w for w in self.workers if w.back.fd in ready]:
+                if not worker.back.fill():
                     yield from self._lost(worker)
                     continue
-                worker.buf += chunk
-                while len(worker.buf) >= 8:
-                    n = int.from_bytes(worker.buf[:8], "big")
-                    if len(worker.buf) < 8 + n:
-                        break
-                    k, outcome = pickle.loads(worker.buf[8:8 + n])
-                    del worker.buf[:8 + n]
+                while (frame := worker.back.whole()) is not None:
+                    k, outcome = pickle.loads(frame[1])
                     worker.told.remove(k)
                     self._tell(worker)
                     yield self.todo[k], outcome

@@ -73,14 +73,7 @@ def table_path() -> Path:
 
 
 def _table() -> tuple[dict, dict]:
-    return _course_table(course.current())
-
-
-@lru_cache(maxsize=4)  # a process grades for one course (a test may switch among a few)
-def _course_table(of: course.Course) -> tuple[dict, dict]:
-    """The table of course ``of``: every visible check asks, and making its path each time cost
-    more than looking its answer up."""
-    return _read(of.worked_examples)
+    return _read(course.current())
 
 
 def load() -> None:
@@ -89,9 +82,12 @@ def load() -> None:
     _table()
 
 
-@lru_cache(maxsize=4)
-def _read(path: Path) -> tuple[dict, dict]:
-    """(call key -> the answer's value, call key -> [(misconception id, mistaken value)])."""
+@lru_cache(maxsize=4)  # a process grades for one course (a test may switch among a few)
+def _read(of: course.Course) -> tuple[dict, dict]:
+    """Course ``of``'s table: (call key -> the answer's value, call key -> [(misconception id,
+    mistaken value)]). Kept by the course, not by its table's path, which every visible check
+    would make again: that cost more than looking its answer up."""
+    path = of.worked_examples
     doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"answers": {}, "mistakes": []}
     answers = {key: wire.decode(base64.b64decode(v)) for key, v in doc["answers"].items()}
     mistakes: dict[str, list] = {}

@@ -96,7 +96,7 @@ def test_each_worker_holds_its_own_pipes_only(monkeypatch, tmp_path):
     pool = pools.LocalPool(3)
     pool.start(_todo(), RunSettings("ps2", str(tmp_path), 10.0, 0))
     try:
-        own = {w.pid: {os.fstat(w.to).st_ino, os.fstat(w.back).st_ino} for w in pool.workers}
+        own = {w.pid: {os.fstat(w.to).st_ino, os.fstat(w.back.fd).st_ino} for w in pool.workers}
         held = {int(o.student): {int(i) for i in o.other_set.split()} for _, o in pool.outcomes()}
     finally:
         pool.close()

@@ -34,7 +34,7 @@ from ..errors import GraderError
 from . import launch
 from .launch import ALLOW_UNISOLATED
 from .limits import Limits
-from .protocol import Kind, ProtocolError, Reader, Stopped, Timeout, send
+from .protocol import READ, Kind, ProtocolError, Reader, Stopped, Timeout, send
 from .view import View
 
 if TYPE_CHECKING:
@@ -185,8 +185,6 @@ class _Clock:
 class _Output:
     """The tail of a child's stdout and stderr, read as it comes so the child never blocks."""
 
-    READ = 1 << 16  # bytes per read
-
     def __init__(self, limit: int):
         self.limit, self.data = limit, bytearray()
 
@@ -198,7 +196,7 @@ class _Output:
     def drain(self, fd: int) -> bool:
         """Read what one read gives; False at the end of the pipe (or when it fails)."""
         try:
-            chunk = os.read(fd, self.READ)
+            chunk = os.read(fd, READ)
         except OSError:
             chunk = b""
         self._keep(chunk)
@@ -210,7 +208,7 @@ class _Output:
         try:
             os.set_blocking(fd, False)
             while most > 0:
-                chunk = os.read(fd, self.READ)
+                chunk = os.read(fd, READ)
                 if not chunk:
                     return
                 most -= len(chunk)

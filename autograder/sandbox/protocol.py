@@ -42,6 +42,8 @@ class Kind(bytes, enum.Enum):
     # grader -> child, on the job pipe
     PLAN = b"L"
     JOB = b"J"
+    # A batch and its workers (pools.LocalPool) speak the same frames: JOB tells a worker a
+    # student to grade, RESULT brings the student's outcome back.
 
 
 _KINDS = {kind.value: kind for kind in Kind}  # a dict's lookup: Kind(code) costs an enum's call, every frame
@@ -126,7 +128,13 @@ class Reader:
                 if fd != self.fd and not also[fd](fd):
                     del also[fd]
             if self.fd in ready:
-                chunk = os.read(self.fd, READ)
-                if not chunk:
-                    self.eof = True
-                self.buf += chunk
+                self.fill()
+
+    def fill(self) -> bool:
+        """One read of what the pipe holds (when select says it holds something; else it
+        waits), kept for ``whole``; False at the end of the stream."""
+        chunk = os.read(self.fd, READ)
+        if not chunk:
+            self.eof = True
+        self.buf += chunk
+        return bool(chunk)
